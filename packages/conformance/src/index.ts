@@ -1,0 +1,2 @@
+export { harness, type Harness, type StoreFactory, type Workspace, type Member, type Reply, type RequestOptions } from './kit';
+export { runConformance } from './suite';

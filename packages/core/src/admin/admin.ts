@@ -1,0 +1,153 @@
+import type { Kysely } from 'kysely';
+import type { SqlStore } from '../sql/dialect';
+import type { Clock } from '../clock/index';
+import type { IdGenerator } from '../ids/index';
+import { sha256, PAT_PREFIX_LENGTH, PAT_SECRET_LENGTH } from '../auth/tokens';
+import { isValidScope } from '../auth/scopes';
+import { initialsOf, PALETTE, secondaryOf } from '../resources/rules';
+
+/** The four built-in roles (spec "Role"); their permission lists arrive with access control. */
+export const BUILTIN_ROLES = ['owner', 'manager', 'regular', 'client'] as const;
+export type BuiltinRole = (typeof BUILTIN_ROLES)[number];
+
+export interface WorkspaceInfo {
+  id: string;
+  name: string;
+  ownerMemberId: string;
+  generalPortfolioId: string;
+  roleIds: Record<BuiltinRole, string>;
+}
+
+export interface MemberInfo {
+  id: string;
+  userId: string;
+  teamId: string;
+  name: string;
+  role: string;
+}
+
+/**
+ * The embedding application's administrative surface: workspaces, members and
+ * personal access tokens, written directly (not through v3, so their actor
+ * fields are null, as the spec says of records created any other way).
+ *
+ * @example
+ * const ws = await api.admin.createWorkspace({ name: 'Acme', owner: { name: 'Ada' } });
+ * const { token } = await api.admin.issueToken(ws.ownerMemberId, { scopes: ['read', 'write'] });
+ */
+export class Admin {
+  constructor(
+    private readonly store: SqlStore,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly defaultLabels: readonly string[],
+  ) {}
+
+  private get d() {
+    return this.store.dialect;
+  }
+
+  private stamps(now: number) {
+    const ts = this.d.encode('timestamp', now);
+    return { created_at: ts, updated_at: ts };
+  }
+
+  /** A workspace with its built-in roles, its owner, its General portfolio and default labels. */
+  async createWorkspace(input: { name: string; timezone?: string; owner: { name: string; email?: string; userId?: string } }): Promise<WorkspaceInfo> {
+    return this.store.transaction(async (trx) => {
+      const now = this.clock.now();
+      const teamId = this.ids.id();
+      await trx.insertInto('workspaces').values({
+        id: teamId, name: input.name, timezone: input.timezone ?? 'UTC', owner_member_id: null,
+        allow_completing_blocked_tasks: this.d.encode('boolean', false), ...this.stamps(now),
+      }).execute();
+      const roleIds = {} as Record<BuiltinRole, string>;
+      for (const name of BUILTIN_ROLES) {
+        roleIds[name] = this.ids.id();
+        await trx.insertInto('roles').values({
+          id: roleIds[name], team_id: teamId, name, editable: this.d.encode('boolean', false),
+          permissions: this.d.encode('json', []), initial_screen: null, ...this.stamps(now),
+        }).execute();
+      }
+      const owner = await this.insertMember(trx, teamId, { ...input.owner, role: 'owner' }, roleIds.owner, now);
+      await trx.updateTable('workspaces').set({ owner_member_id: owner.id }).where('id', '=', teamId).execute();
+      const generalPortfolioId = this.ids.id();
+      const color = PALETTE[0];
+      await trx.insertInto('portfolios').values({
+        id: generalPortfolioId, team_id: teamId, name: 'General', icon: null, initials: initialsOf('General'), color,
+        secondary_color: secondaryOf(color), is_general: this.d.encode('boolean', true), order: 0, owner_id: owner.id,
+        purge_at: null, deleted_by_id: null, ...this.stamps(now),
+      }).execute();
+      for (const name of this.defaultLabels) {
+        await trx.insertInto('labels').values({
+          id: this.ids.id(), team_id: teamId, name, color: null, is_default: this.d.encode('boolean', true), ...this.stamps(now),
+        }).execute();
+      }
+      return { id: teamId, name: input.name, ownerMemberId: owner.id, generalPortfolioId, roleIds };
+    });
+  }
+
+  private async insertMember(trx: Kysely<any>, teamId: string, m: { name: string; email?: string; userId?: string; role: string }, roleId: string, now: number): Promise<MemberInfo> {
+    let userId = m.userId;
+    if (!userId) {
+      userId = this.ids.id();
+      await trx.insertInto('users').values({ id: userId, name: m.name, email: m.email ?? null, created_at: this.d.encode('timestamp', now) }).execute();
+    }
+    const id = this.ids.id();
+    await trx.insertInto('members').values({
+      id, team_id: teamId, user_id: userId, name: m.name, email: m.email ?? null, role_id: roleId, role: m.role,
+      active: this.d.encode('boolean', true), ...this.stamps(now),
+    }).execute();
+    return { id, userId, teamId, name: m.name, role: m.role };
+  }
+
+  /** Add a person to a workspace with one of its roles (by name). Pass `userId` to add an existing person. */
+  async addMember(teamId: string, input: { name: string; email?: string; role?: string; userId?: string }): Promise<MemberInfo> {
+    return this.store.transaction(async (trx) => {
+      const role = input.role ?? 'regular';
+      const r = await trx.selectFrom('roles').select('id').where('team_id', '=', teamId).where('name', '=', role).executeTakeFirst();
+      if (!r) throw new Error(`pmapi admin: workspace ${teamId} has no role '${role}'`);
+      return this.insertMember(trx, teamId, { ...input, role }, r.id as string, this.clock.now());
+    });
+  }
+
+  /** Deactivate (or reactivate) a member; their tokens then answer 401 token_owner_inactive. */
+  async setMemberActive(memberId: string, active: boolean): Promise<void> {
+    await this.store.db.updateTable('members').set({ active: this.d.encode('boolean', active), updated_at: this.d.encode('timestamp', this.clock.now()) })
+      .where('id', '=', memberId).execute();
+  }
+
+  /** Workspace settings the rules read. */
+  async setWorkspaceSettings(teamId: string, s: { allowCompletingBlockedTasks?: boolean }): Promise<void> {
+    if (s.allowCompletingBlockedTasks !== undefined) {
+      await this.store.db.updateTable('workspaces').set({ allow_completing_blocked_tasks: this.d.encode('boolean', s.allowCompletingBlockedTasks) })
+        .where('id', '=', teamId).execute();
+    }
+  }
+
+  /**
+   * Issue a personal access token `svc_user_<prefix>_<secret>` for a member.
+   * Only its SHA-256 digest is stored: the token is returned once, here.
+   */
+  async issueToken(memberId: string, input: { scopes: readonly string[]; name?: string; expiresAt?: Date | number | string }): Promise<{ id: string; token: string }> {
+    for (const s of input.scopes) if (!isValidScope(s)) throw new Error(`pmapi admin: invalid scope '${s}'`);
+    const m = await this.store.db.selectFrom('members').select(['id', 'team_id']).where('id', '=', memberId).executeTakeFirst();
+    if (!m) throw new Error(`pmapi admin: no member ${memberId}`);
+    const prefix = this.ids.secret(PAT_PREFIX_LENGTH);
+    const token = `svc_user_${prefix}_${this.ids.secret(PAT_SECRET_LENGTH)}`;
+    const id = this.ids.id();
+    const expires = input.expiresAt === undefined ? null : new Date(input.expiresAt).getTime();
+    await this.store.db.insertInto('access_tokens').values({
+      id, team_id: m.team_id, member_id: memberId, kind: 'pat', prefix, hash: sha256(token),
+      scopes: this.d.encode('json', [...new Set(input.scopes)]), name: input.name ?? null,
+      expires_at: expires === null ? null : this.d.encode('timestamp', expires), revoked_at: null,
+      created_at: this.d.encode('timestamp', this.clock.now()),
+    }).execute();
+    return { id, token };
+  }
+
+  /** Revoke a token at once. */
+  async revokeToken(tokenId: string): Promise<void> {
+    await this.store.db.updateTable('access_tokens').set({ revoked_at: this.d.encode('timestamp', this.clock.now()) }).where('id', '=', tokenId).execute();
+  }
+}

@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { systemClock, type Clock } from './clock/index';
+import { randomIds, type IdGenerator } from './ids/index';
+import { builtinResources } from './resources/index';
+import { Registry } from './resources/registry';
+import type { Resource } from './resources/define-resource';
+import type { SqlStore } from './sql/dialect';
+import { Engine } from './services/engine';
+import { sweepKeys } from './services/idempotency';
+import { Admin } from './admin/admin';
+import { createHandler } from './http/handle';
+import type { HttpRequest, HttpResponse } from './http/types';
+import type { Principal } from './services/context';
+import { ProblemError, problemBody } from './errors/problem';
+import type { ErrorCode } from './errors/codes';
+
+export interface PmapiOptions {
+  /** An opened store: `await openSqliteStore()` or the Postgres adapter's. */
+  store: SqlStore;
+  /** Where time comes from (default: the wall clock). Tests pass `fakeClock()`. */
+  clock?: Clock;
+  /** Where ids and secrets come from (default: crypto-random). */
+  ids?: IdGenerator;
+  /** Key material for signed cursors. Default: generated once and kept in the database, so every process agrees. */
+  secret?: string | Uint8Array;
+  /** Mount point of v3 (default `/api/v3`). */
+  basePath?: string;
+  /** Base of problem `docsUrl` links (default `https://pmapi.dev/docs`). */
+  docsBaseUrl?: string;
+  /** Labels every new workspace gets as locked system defaults. */
+  defaultLabels?: readonly string[];
+  /** Unexpected errors (answered 500 without details) are reported here; default console.error. */
+  onError?: (err: unknown, req: HttpRequest) => void;
+  /** Extra resource declarations (advanced). */
+  resources?: readonly Resource[];
+}
+
+export interface Pmapi {
+  /** The v3 API as a function of plain request records. */
+  handle(req: HttpRequest): Promise<HttpResponse>;
+  /** Workspaces, members and tokens for the embedding application. */
+  admin: Admin;
+  /** Background work the host schedules (e.g. every minute). */
+  jobs: {
+    /** Destroy soft-deleted rows past 30 days and forget stale idempotency keys. */
+    purge(): Promise<{ purged: number; keys: number }>;
+  };
+  /** A problem response for failures a front end detects itself (oversized body, …). */
+  problem(code: ErrorCode, detail: string, url: string, extras?: Record<string, unknown>): HttpResponse;
+  registry: Registry;
+  store: SqlStore;
+  clock: Clock;
+  close(): Promise<void>;
+}
+
+async function loadSecret(store: SqlStore, ids: IdGenerator): Promise<Uint8Array> {
+  const read = () => store.db.selectFrom('secrets').select('value').where('name', '=', 'cursor').executeTakeFirst();
+  let row = await read();
+  if (!row) {
+    await store.db.insertInto('secrets').values({ name: 'cursor', value: ids.secret(48) }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    row = await read();
+  }
+  return Buffer.from(row!.value as string, 'utf8');
+}
+
+/**
+ * Create the v3 API over an opened store.
+ *
+ * @example
+ * const api = await createPmapi({ store: await openSqliteStore() });
+ * const res = await api.handle({ method: 'GET', url: '/api/v3/tasks', headers: { authorization: `Bearer ${token}` } });
+ */
+export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
+  const clock = o.clock ?? systemClock;
+  const ids = o.ids ?? randomIds;
+  const registry = new Registry([...builtinResources, ...(o.resources ?? [])]);
+  const cursorSecret =
+    o.secret === undefined ? await loadSecret(o.store, randomIds) : typeof o.secret === 'string' ? Buffer.from(o.secret, 'utf8') : o.secret;
+  const engine = new Engine(o.store, { registry, clock, ids, cursorSecret: cursorSecret ?? randomBytes(32) });
+  const docsBaseUrl = o.docsBaseUrl ?? 'https://pmapi.dev/docs';
+  const handle = createHandler(engine, {
+    basePath: o.basePath ?? '/api/v3',
+    docsBaseUrl,
+    onError: o.onError ?? ((err) => console.error('pmapi: unexpected error', err)),
+  });
+  const system: Principal = {
+    teamId: '', memberId: '', userId: '', memberName: 'system', role: 'system', tokenId: '', scopes: new Set(), actorId: null,
+  };
+  return {
+    handle,
+    admin: new Admin(o.store, clock, ids, o.defaultLabels ?? ['Bug', 'Feature', 'Urgent']),
+    jobs: {
+      async purge() {
+        const purged = await engine.purge(system);
+        const keys = await sweepKeys(o.store.db, o.store.dialect, clock.now());
+        return { purged, keys };
+      },
+    },
+    problem(code, detail, url, extras = {}) {
+      const err = new ProblemError(code, detail, extras);
+      const requestId = ids.uuid();
+      const instance = url.split('?')[0]!;
+      return {
+        status: err.status,
+        headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId },
+        body: JSON.stringify(problemBody(err, { instance, requestId, docsBaseUrl })),
+      };
+    },
+    registry,
+    store: o.store,
+    clock,
+    close: () => o.store.close(),
+  };
+}

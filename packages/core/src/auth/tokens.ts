@@ -1,0 +1,68 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { ProblemError } from '../errors/problem';
+import type { DialectSupport } from '../sql/dialect';
+import type { Principal } from '../services/context';
+
+/** `svc_user_<prefix>_<secret>`: prefix 12 base62, secret 40 base62. */
+const PAT_RE = /^svc_user_([0-9A-Za-z]{12})_([0-9A-Za-z]{40})$/;
+export const PAT_PREFIX_LENGTH = 12;
+export const PAT_SECRET_LENGTH = 40;
+
+export function sha256(s: string): string {
+  return createHash('sha256').update(s).digest('hex');
+}
+
+/** The same 401 for a missing-in-store, revoked, truncated or malformed token (spec "Authentication" rule 6). */
+function invalidToken(): ProblemError {
+  return new ProblemError('invalid_token', 'The bearer token is not valid', {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+}
+
+/** Read the bearer credential from an Authorization header. */
+export function bearerOf(header: string | undefined): string {
+  if (!header) {
+    throw new ProblemError('unauthorized', 'Send Authorization: Bearer <token>', {}, { 'WWW-Authenticate': 'Bearer' });
+  }
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  if (!m) throw new ProblemError('unauthorized', 'Only Authorization: Bearer <token> is accepted', {}, { 'WWW-Authenticate': 'Bearer' });
+  return m[1]!;
+}
+
+/**
+ * Resolve a personal access token to its principal: one indexed lookup by
+ * prefix, then a constant-time comparison of SHA-256 digests.
+ */
+export async function authenticate(db: Kysely<any>, d: DialectSupport, token: string, now: number): Promise<Principal> {
+  const m = PAT_RE.exec(token);
+  if (!m) throw invalidToken();
+  const row = await db
+    .selectFrom('access_tokens as t')
+    .innerJoin('members as m', 'm.id', 't.member_id')
+    .leftJoin('actors as a', (j) => j.onRef('a.member_id', '=', 'm.id').onRef('a.team_id', '=', 'm.team_id'))
+    .select([
+      't.id as token_id', 't.team_id', 't.hash', 't.scopes', 't.expires_at', 't.revoked_at',
+      'm.id as member_id', 'm.user_id', 'm.name', 'm.role', 'm.active', 'a.id as actor_id',
+    ])
+    .where('t.prefix', '=', m[1]!)
+    .executeTakeFirst();
+  const presented = Buffer.from(sha256(token), 'hex');
+  const stored = Buffer.from(row ? (row.hash as string) : '0'.repeat(64), 'hex');
+  const same = stored.length === presented.length && timingSafeEqual(stored, presented);
+  if (!row || !same || row.revoked_at !== null) throw invalidToken();
+  if (row.expires_at !== null && (d.decode('timestamp', row.expires_at) as number) <= now) {
+    throw new ProblemError('token_expired', 'The token has expired', {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+  }
+  if (!d.decode('boolean', row.active)) {
+    throw new ProblemError('token_owner_inactive', "The token's owner is deactivated", {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+  }
+  return {
+    teamId: row.team_id as string,
+    memberId: row.member_id as string,
+    userId: row.user_id as string,
+    memberName: row.name as string,
+    role: row.role as string,
+    tokenId: row.token_id as string,
+    scopes: new Set(d.decode('json', row.scopes) as string[]),
+    actorId: (row.actor_id as string | null) ?? null,
+  };
+}

@@ -1,0 +1,67 @@
+import { errorCodes, type ErrorCode } from './codes';
+
+/** One entry of a validation problem's `errors` array. */
+export interface FieldError {
+  field: string;
+  code: string;
+  message: string;
+}
+
+/**
+ * A failure that renders as an RFC 7807 problem body.
+ *
+ * @example throw new ProblemError('stale_write', 'The task changed since you read it');
+ */
+export class ProblemError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly extras: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    detail?: string,
+    extras: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
+    super(detail ?? errorCodes[code].title);
+    this.name = 'ProblemError';
+    this.code = code;
+    this.status = errorCodes[code].status;
+    this.extras = extras;
+    this.headers = headers;
+  }
+}
+
+/** Shorthand for a 400 validation_failed with field errors. */
+export function validationError(errors: FieldError[], detail?: string): ProblemError {
+  return new ProblemError(
+    'validation_failed',
+    detail ?? (errors.length === 1 ? `${errors[0]!.field}: ${errors[0]!.message}` : 'The request body failed validation'),
+    { errors },
+  );
+}
+
+export interface ProblemContext {
+  instance: string;
+  requestId: string;
+  docsBaseUrl: string;
+}
+
+/** The problem body of an error: the one place bodies are rendered. */
+export function problemBody(err: ProblemError, ctx: ProblemContext): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    type: err.code,
+    title: errorCodes[err.code].title,
+    status: err.status,
+    detail: err.message,
+    instance: ctx.instance,
+    code: err.code,
+    requestId: ctx.requestId,
+    docsUrl: `${ctx.docsBaseUrl}/errors/${err.code}`,
+  };
+  for (const [k, v] of Object.entries(err.extras)) {
+    if (!(k in body)) body[k] = v;
+  }
+  return body;
+}

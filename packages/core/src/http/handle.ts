@@ -1,0 +1,214 @@
+import { ProblemError, problemBody } from '../errors/problem';
+import { errorCodes } from '../errors/codes';
+import { ID_PATTERN } from '../ids/index';
+import type { Resource } from '../resources/define-resource';
+import type { Engine, OpResult } from '../services/engine';
+import type { PendingEvent, Principal } from '../services/context';
+import { authenticate, bearerOf } from '../auth/tokens';
+import { grants, type ScopeAction } from '../auth/scopes';
+import { checkKey, fingerprintOf, once } from '../services/idempotency';
+import type { HttpRequest, HttpResponse } from './types';
+
+export interface HandlerOptions {
+  basePath: string;
+  docsBaseUrl: string;
+  /** Called with unexpected errors (they answer 500 without details). */
+  onError: (err: unknown, req: HttpRequest) => void;
+}
+
+type Op =
+  | { kind: 'list' | 'create' }
+  | { kind: 'get' | 'update' | 'remove' | 'restore'; id: string }
+  | { kind: 'relation'; id: string; relation: string; change: 'add' | 'remove' };
+
+const ACTION: Record<Op['kind'], ScopeAction> = {
+  list: 'read', get: 'read', create: 'write', update: 'write', remove: 'delete', restore: 'delete', relation: 'write',
+};
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+
+function header(req: HttpRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Decide which operation a method and path mean, or fail with 404/405. */
+function route(res: Resource, method: string, segs: string[]): Op {
+  const allow = (methods: string[]) => new ProblemError('method_not_allowed', `${method} is not allowed here`, { allowed: methods }, { allow: methods.join(', ') });
+  const ops = res.operations;
+  if (segs.length === 0) {
+    const methods = [ops.list && 'GET', ops.create && 'POST'].filter(Boolean) as string[];
+    if (method === 'GET' && ops.list) return { kind: 'list' };
+    if (method === 'POST' && ops.create) return { kind: 'create' };
+    throw allow(methods);
+  }
+  const id = segs[0]!;
+  if (!ID_PATTERN.test(id)) throw new ProblemError('resource_not_found', `No ${res.name} '${id}'`, { id });
+  if (segs.length === 1) {
+    const methods = [ops.get && 'GET', ops.update && 'PATCH', ops.delete && 'DELETE'].filter(Boolean) as string[];
+    if (method === 'GET' && ops.get) return { kind: 'get', id };
+    if (method === 'PATCH' && ops.update) return { kind: 'update', id };
+    if (method === 'DELETE' && ops.delete) return { kind: 'remove', id };
+    throw allow(methods);
+  }
+  const sub = segs[1]!;
+  if (segs.length === 2 && sub === 'restore' && res.softDelete) {
+    if (method === 'POST') return { kind: 'restore', id };
+    throw allow(['POST']);
+  }
+  if (segs.length === 2) {
+    if (method === 'POST') return { kind: 'relation', id, relation: sub, change: 'add' };
+    if (method === 'DELETE') return { kind: 'relation', id, relation: sub, change: 'remove' };
+    throw allow(['POST', 'DELETE']);
+  }
+  if (segs.length === 3 && segs[2] === 'remove') {
+    if (method === 'POST') return { kind: 'relation', id, relation: sub, change: 'remove' };
+    throw allow(['POST']);
+  }
+  throw new ProblemError('route_not_found', `No route ${method} ${segs.join('/')} on ${res.path}`);
+}
+
+function parseBody(req: HttpRequest): unknown {
+  const raw = req.body;
+  if (raw === undefined || raw.length === 0) return undefined;
+  const ct = (header(req, 'content-type') ?? '').toLowerCase();
+  const mime = ct.split(';')[0]!.trim();
+  if (mime !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(mime)) {
+    throw new ProblemError('unsupported_media_type', 'Send the body as application/json', { contentType: ct || null });
+  }
+  const text = typeof raw === 'string' ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new ProblemError('validation_failed', 'The body is not valid JSON', {
+      errors: [{ field: '', code: 'invalid_json', message: (e as Error).message }],
+    });
+  }
+}
+
+/**
+ * The v3 request pipeline over plain records: authenticate → route →
+ * authorise scope → validate → run (writes in one transaction, with
+ * idempotency and the outbox) → serialise → respond.
+ */
+export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequest) => Promise<HttpResponse> {
+  const { registry } = engine.config;
+  const store = engine.store;
+  const prefix = o.basePath.replace(/\/$/, '');
+
+  function problem(err: ProblemError, instance: string, requestId: string, extraHeaders: Record<string, string> = {}): HttpResponse {
+    return {
+      status: err.status,
+      headers: { ...JSON_HEADERS, 'x-request-id': requestId, ...extraHeaders, ...err.headers },
+      body: JSON.stringify(problemBody(err, { instance, requestId, docsBaseUrl: o.docsBaseUrl })),
+    };
+  }
+
+  return async function handle(req: HttpRequest): Promise<HttpResponse> {
+    const given = header(req, 'x-request-id');
+    const requestId = given && /^[\x21-\x7e]{1,128}$/.test(given) ? given : engine.config.ids.uuid();
+    const qIndex = req.url.indexOf('?');
+    const path = qIndex === -1 ? req.url : req.url.slice(0, qIndex);
+    const extra: Record<string, string> = {};
+    try {
+      if (path !== prefix && !path.startsWith(`${prefix}/`)) throw new ProblemError('route_not_found', `No route ${path}`);
+      const method = req.method.toUpperCase();
+      let query: URLSearchParams;
+      try {
+        query = new URLSearchParams(qIndex === -1 ? '' : req.url.slice(qIndex + 1));
+      } catch {
+        throw new ProblemError('invalid_query_param', 'The query string is malformed', { name: null, allowed: null });
+      }
+      const segs = path.slice(prefix.length).split('/').filter((s) => s !== '').map((s) => {
+        try {
+          return decodeURIComponent(s);
+        } catch {
+          return s;
+        }
+      });
+      const now = engine.config.clock.now();
+      const principal = await authenticate(store.db, store.dialect, bearerOf(header(req, 'authorization')), now);
+      if (segs.length === 0) throw new ProblemError('route_not_found', 'Name a resource: /api/v3/{resource}');
+      let res = registry.byPath.get(segs[0]!);
+      if (!res) {
+        const current = registry.retiredPaths.get(segs[0]!);
+        if (current) {
+          res = registry.byPath.get(current)!;
+          extra.deprecation = 'true';
+          extra.link = `<${prefix}/${current}>; rel="successor-version"`;
+        }
+      }
+      if (!res) {
+        throw new ProblemError('resource_unknown', `Unknown resource '${segs[0]}'`, { resource: segs[0], available: [...registry.byPath.keys()] });
+      }
+      const op = route(res, method, segs.slice(1));
+      const action = ACTION[op.kind];
+      if (!grants(principal.scopes, res.path, action)) {
+        throw new ProblemError('permission_denied', `This token lacks the ${res.path}:${action} scope`, {
+          missingPermissions: [`${res.path}:${action}`],
+        });
+      }
+      const out = op.kind === 'list' || op.kind === 'get' ? await read(res, op, principal, query) : await write(req, res, op, principal, query, path);
+      const headers: Record<string, string> = { 'x-request-id': requestId, ...extra, ...(out.headers ?? {}) };
+      if (out.body === undefined) return { status: out.status, headers };
+      return { status: out.status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(out.body) };
+    } catch (err) {
+      if (err instanceof ProblemError) return problem(err, path, requestId, extra);
+      if (store.dialect.isUniqueViolation(err)) {
+        return problem(new ProblemError('conflict', 'The change collides with an existing record'), path, requestId, extra);
+      }
+      if (store.dialect.isUnavailable(err)) {
+        return problem(new ProblemError('service_unavailable', 'The database is unavailable; retry shortly', {}, { 'retry-after': '1' }), path, requestId);
+      }
+      o.onError(err, req);
+      return problem(new ProblemError('internal_error', errorCodes.internal_error.title), path, requestId);
+    }
+  };
+
+  async function read(res: Resource, op: Op, principal: Principal, query: URLSearchParams): Promise<OpResult> {
+    const ctx = engine.readContext(principal);
+    if (op.kind === 'list') return engine.list(ctx, res, query);
+    return engine.get(ctx, res, (op as { id: string }).id, query);
+  }
+
+  async function write(req: HttpRequest, res: Resource, op: Op, principal: Principal, query: URLSearchParams, path: string): Promise<OpResult> {
+    const body = parseBody(req);
+    const key = header(req, 'idempotency-key');
+    if (key !== undefined) checkKey(key);
+    const { result, replayed } = await store.transaction(async (trx) => {
+      const events: PendingEvent[] = [];
+      const ctx = engine.writeContext(principal, trx, events);
+      const run = async (): Promise<OpResult> => {
+        let r: OpResult;
+        switch (op.kind) {
+          case 'create':
+            r = await engine.create(ctx, res, body, query);
+            break;
+          case 'update':
+            r = await engine.update(ctx, res, op.id, body, query);
+            break;
+          case 'remove':
+            r = await engine.remove(ctx, res, op.id);
+            break;
+          case 'restore':
+            r = await engine.restore(ctx, res, op.id, query);
+            break;
+          case 'relation':
+            r = await engine.relation(ctx, res, op.id, op.relation, op.change, body, query);
+            break;
+          default:
+            throw new Error('unreachable');
+        }
+        await engine.flushEvents(trx, principal, events, ctx.now);
+        return r;
+      };
+      if (key === undefined) return { result: await run(), replayed: false };
+      return once(trx, store.dialect, {
+        scope: `${principal.teamId}:${principal.memberId}`, key, fingerprint: fingerprintOf(req.method.toUpperCase(), req.url, body), now: ctx.now,
+      }, run);
+    });
+    if (replayed) return { ...result, headers: { ...(result.headers ?? {}), 'idempotency-replayed': 'true' } };
+    void path;
+    return result;
+  }
+}

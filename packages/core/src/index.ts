@@ -1,0 +1,15 @@
+export { createPmapi, type Pmapi, type PmapiOptions } from './api';
+export * from './errors/index';
+export { systemClock, fakeClock, iso, type Clock, type FakeClock } from './clock/index';
+export { randomIds, sequentialIds, randomBase62, ID_PATTERN, type IdGenerator } from './ids/index';
+export * from './resources/index';
+export type { HttpRequest, HttpResponse } from './http/types';
+export { Admin, BUILTIN_ROLES, type WorkspaceInfo, type MemberInfo, type BuiltinRole } from './admin/admin';
+export { grants, isValidScope, SCOPE_MACROS } from './auth/scopes';
+export type { Principal, ReadContext, WriteContext, PendingEvent, ActorType } from './services/context';
+export { insertRecord, patchRecord } from './services/records';
+export { MAX_LIMIT, DEFAULT_LIMIT, MAX_EXPAND_DEPTH } from './query/parse';
+export { EXPAND_ROW_BUDGET } from './services/serialize';
+export { IDEMPOTENCY_TTL_MS, IDEMPOTENCY_KEY_MAX } from './services/idempotency';
+export { SOFT_DELETE_RETENTION_MS, BATCH_MAX } from './services/engine';
+export { CURSOR_TTL_MS } from './query/cursor';

@@ -1,0 +1,324 @@
+import { createHash } from 'node:crypto';
+import { ProblemError } from '../errors/problem';
+import type { FilterOp, Resource } from '../resources/define-resource';
+import type { Registry } from '../resources/registry';
+import type { StorageKind } from '../resources/fields';
+import { decodeCursor } from './cursor';
+import type { Condition, ExpandNode, ListPlan, SortPlan } from './plan';
+
+export const MAX_LIMIT = 200;
+export const DEFAULT_LIMIT = 50;
+export const MAX_EXPAND_DEPTH = 4;
+const MAX_IN_VALUES = 200;
+
+/** Names clients use for pagination in other APIs; we answer them with `pagination_param_unknown`. */
+const FOREIGN_PAGINATION = new Set([
+  'offset', 'page', 'pageSize', 'page_size', 'perPage', 'per_page', 'pageToken', 'page_token', 'after', 'before',
+  'skip', 'take', 'startingAfter', 'starting_after', 'endingBefore', 'ending_before', 'nextCursor', 'next_cursor',
+  'pageNumber', 'start', 'count', 'size',
+]);
+
+const OPS = new Set<FilterOp>(['eq', 'in', 'contains', 'startsWith', 'gt', 'gte', 'lt', 'lte', 'null', 'notNull']);
+
+export interface ParsedList {
+  plan: ListPlan;
+  /** Normalised sort (`-updatedAt`), stored in cursors. */
+  sortKey: string;
+  /** Fingerprint of the filters, stored in cursors. */
+  filterKey: string;
+  /** The list was restricted to one project with `projectId`. */
+  projectId?: string;
+  /** The result is empty by definition (`scope=personal`). */
+  none: boolean;
+}
+
+function invalid(name: string, allowed: unknown, detail?: string): ProblemError {
+  return new ProblemError('invalid_query_param', detail ?? `Query parameter '${name}' has a value outside the allowed set`, { name, allowed });
+}
+
+/** Split a query into a single value per name, refusing repeats. */
+function single(params: URLSearchParams): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [k, v] of params) {
+    if (out.has(k)) throw invalid(k, 'a single value', `Query parameter '${k}' is given more than once`);
+    out.set(k, v);
+  }
+  return out;
+}
+
+/** Parse a value of a filter according to the field's storage kind. */
+function parseValue(name: string, kind: StorageKind, raw: string): unknown {
+  switch (kind) {
+    case 'boolean':
+      if (raw === 'true') return true;
+      if (raw === 'false') return false;
+      throw invalid(name, ['true', 'false']);
+    case 'number':
+    case 'integer': {
+      const n = raw.trim() === '' ? NaN : Number(raw);
+      if (!Number.isFinite(n) || (kind === 'integer' && !Number.isInteger(n))) throw invalid(name, kind, `Query parameter '${name}' must be a number`);
+      return n;
+    }
+    case 'timestamp': {
+      const ms = parseInstant(raw);
+      if (ms === undefined) throw invalid(name, 'ISO 8601 timestamp', `Query parameter '${name}' must be an ISO 8601 timestamp`);
+      return ms;
+    }
+    default:
+      return raw;
+  }
+}
+
+const ISO_RE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
+
+/** An ISO 8601 instant (or a date, read as UTC midnight) in ms. */
+export function parseInstant(raw: string): number | undefined {
+  if (!ISO_RE.test(raw)) return undefined;
+  const ms = Date.parse(raw);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** Parse `expand=a.b,c` into a tree, enforcing depth, known relations and no cycles. */
+export function parseExpand(raw: string | undefined, res: Resource, registry: Registry): ExpandNode {
+  const root: ExpandNode = { children: new Map() };
+  if (raw === undefined || raw.trim() === '') return root;
+  for (const pathRaw of raw.split(',')) {
+    const path = pathRaw.trim();
+    if (!path) continue;
+    const hops = path.split('.');
+    if (hops.length > MAX_EXPAND_DEPTH) {
+      throw new ProblemError('expand_too_deep', `expand '${path}' has ${hops.length} hops; at most ${MAX_EXPAND_DEPTH}`, {
+        max: MAX_EXPAND_DEPTH, depth: hops.length, path,
+      });
+    }
+    let node = root;
+    let current = res;
+    // Resource types along the path, with consecutive self-hops collapsed (list → dependency → list is a chain, not a cycle).
+    const seen: string[] = [res.name];
+    for (const hop of hops) {
+      const rel = current.expand[hop];
+      if (!rel) {
+        throw new ProblemError('expand_unknown_relation', `'${hop}' is not an expandable relation of ${current.path}`, {
+          relation: hop, resource: current.path, available: Object.keys(current.expand),
+        });
+      }
+      const target = registry.get(rel.target);
+      if (seen[seen.length - 1] !== target.name) {
+        if (seen.includes(target.name)) {
+          throw new ProblemError('expand_cycle_detected', `expand '${path}' returns to ${target.path}`, { path });
+        }
+        seen.push(target.name);
+      }
+      let child = node.children.get(hop);
+      if (!child) {
+        child = { children: new Map() };
+        node.children.set(hop, child);
+      }
+      node = child;
+      current = target;
+    }
+  }
+  return root;
+}
+
+/** Parse `fields[resource]=a,b` selectors. */
+export function parseFields(params: Map<string, string>, registry: Registry): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const [k, v] of params) {
+    const m = /^fields\[([^\]]*)\]$/.exec(k);
+    if (!m) continue;
+    const res = registry.byPath.get(m[1]!);
+    if (!res) {
+      throw new ProblemError('invalid_field_selector', `fields[${m[1]}] names no resource`, { resource: m[1], field: null });
+    }
+    const set = new Set<string>();
+    for (const name of v.split(',').map((s) => s.trim()).filter(Boolean)) {
+      if (!res.responseFields.has(name) && !(name in res.expand)) {
+        throw new ProblemError('invalid_field_selector', `fields[${res.path}] names unknown field '${name}'`, {
+          resource: res.path, field: name,
+        });
+      }
+      set.add(name);
+    }
+    out.set(res.path, set);
+  }
+  return out;
+}
+
+/** Parse `sort` into a plan; returns undefined when absent. */
+export function parseSort(raw: string | undefined, res: Resource): SortPlan | undefined {
+  if (raw === undefined) return undefined;
+  let s = raw.trim();
+  let desc = false;
+  const prefixed = s.startsWith('-');
+  const suffix = /:(asc|desc)$/.exec(s);
+  if (prefixed && suffix) throw invalid('sort', 'field, -field, field:asc or field:desc', "sort may use the '-' prefix or an ':asc'/':desc' suffix, not both");
+  if (prefixed) {
+    desc = true;
+    s = s.slice(1);
+  } else if (suffix) {
+    desc = suffix[1] === 'desc';
+    s = s.slice(0, -suffix[0].length);
+  }
+  return sortPlan(res, s, desc);
+}
+
+function sortPlan(res: Resource, field: string, desc: boolean): SortPlan {
+  if (!res.sortFields.has(field)) {
+    throw new ProblemError('sort_field_invalid', `${res.path} cannot be sorted by '${field}'`, {
+      field, resource: res.path, allowed: [...res.sortFields],
+    });
+  }
+  const def = res.fields[field]!;
+  return { field, column: res.columnOf[field]!, desc, nullable: def.nullable, kind: def.kind };
+}
+
+function sortKeyOf(s: SortPlan): string {
+  return `${s.desc ? '-' : ''}${s.field}`;
+}
+
+export interface ParseListOptions {
+  res: Resource;
+  registry: Registry;
+  teamId: string;
+  now: number;
+  cursorSecret: Uint8Array;
+}
+
+/** Turn a list request's query into a validated, frozen plan (spec "Standard operations" rules 3-8). */
+export function parseListQuery(query: URLSearchParams, o: ParseListOptions): ParsedList {
+  const { res } = o;
+  const params = single(query);
+  const conditions: Condition[] = [];
+  const fingerprint: string[] = [];
+  let includeTrashed = false;
+  let projectId: string | undefined;
+  let none = false;
+  const givenFilters = new Set<string>();
+
+  let limit = DEFAULT_LIMIT;
+  let includeTotal = false;
+
+  for (const [k, v] of params) {
+    if (k === 'limit') {
+      if (!/^\d+$/.test(v) || Number(v) < 1) throw invalid('limit', '1-200', 'limit must be an integer from 1 to 200');
+      limit = Math.min(Number(v), MAX_LIMIT);
+      continue;
+    }
+    if (k === 'includeTotal') {
+      if (v !== 'true' && v !== 'false') throw invalid('includeTotal', ['true', 'false']);
+      includeTotal = v === 'true';
+      continue;
+    }
+    if (k === 'cursor' || k === 'sort' || k === 'expand' || k.startsWith('fields[')) continue;
+    if (FOREIGN_PAGINATION.has(k)) {
+      throw new ProblemError('pagination_param_unknown', `'${k}' is not a pagination parameter; use cursor, limit and sort`, {
+        name: k, allowed: ['cursor', 'limit', 'sort'],
+      });
+    }
+    const lp = res.listParams?.[k];
+    if (lp) {
+      if (lp.values && !lp.values.includes(v)) throw invalid(k, lp.values);
+      fingerprint.push(`${k}=${v}`);
+      if (k === 'projectId') projectId = v;
+      continue;
+    }
+    const m = /^([A-Za-z][A-Za-z0-9]*)\[([A-Za-z]+)\]$/.exec(k);
+    const fd = m ? res.filters[m[1]!] : undefined;
+    if (!m || !fd) {
+      throw invalid(k, [...Object.keys(res.filters).map((n) => `${n}[…]`), ...Object.keys(res.listParams ?? {}), 'limit', 'cursor', 'sort', 'includeTotal', 'expand', 'fields[resource]'],
+        `Unknown query parameter '${k}' for ${res.path}`);
+    }
+    const name = m[1]!;
+    const op = m[2] as FilterOp;
+    if (!OPS.has(op) || !fd.ops.includes(op)) throw invalid(k, fd.ops.map((x) => `${name}[${x}]`), `${name} does not support the '${op}' operator`);
+    givenFilters.add(name);
+    const cond = buildCondition(res, name, fd.field ?? name, fd.relation, op, v, k);
+    if (name === 'purgeAt') includeTrashed = true;
+    conditions.push(cond);
+    fingerprint.push(`${k}=${v}`);
+  }
+
+  if (projectId !== undefined) {
+    const field = res.listParams?.projectId?.field ?? 'projectId';
+    conditions.push({ column: res.columnOf[field]!, kind: 'text', op: 'eq', value: projectId });
+  }
+  if (res.listParams?.scope && projectId === undefined && params.get('scope') === 'personal') none = true;
+  if (res.hiddenByDefault && !givenFilters.has(res.hiddenByDefault.filter)) {
+    const h = res.hiddenByDefault;
+    conditions.push({ column: h.column, kind: 'boolean', op: 'eq', value: h.value });
+  }
+
+  fingerprint.sort();
+  const filterKey = createHash('sha256').update(fingerprint.join('&')).digest('base64url').slice(0, 22);
+
+  const defaultSortRaw = projectId === undefined && res.defaultSortWithoutProject ? res.defaultSortWithoutProject : res.defaultSort;
+  const requested = parseSort(params.get('sort'), res);
+  let sort = requested ?? sortPlan(res, defaultSortRaw.replace(/^-/, ''), defaultSortRaw.startsWith('-'));
+
+  let after: ListPlan['after'];
+  const rawCursor = params.get('cursor');
+  if (rawCursor !== undefined) {
+    const c = decodeCursor(rawCursor, o.cursorSecret, o.now);
+    if (c.r !== res.path || c.w !== o.teamId) throw new ProblemError('cursor_invalid', 'The cursor was issued by another endpoint');
+    if (requested && sortKeyOf(requested) !== c.s) {
+      throw new ProblemError('cursor_sort_mismatch', `The cursor was issued under sort '${c.s}', not '${sortKeyOf(requested)}'`, {
+        cursorSort: c.s, sort: sortKeyOf(requested),
+      });
+    }
+    if (c.f !== filterKey) throw new ProblemError('cursor_invalid', 'The cursor was issued under other filters');
+    if (!requested) sort = parseSort(c.s, res)!;
+    after = { value: c.b[0], id: String(c.b[1]) };
+  }
+
+  const expand = parseExpand(params.get('expand'), res, o.registry);
+  const fields = parseFields(params, o.registry);
+  const plan: ListPlan = { resource: res, conditions, includeTrashed, sort, after, limit, includeTotal, expand, fields };
+  return { plan, sortKey: sortKeyOf(sort), filterKey, projectId, none };
+}
+
+function buildCondition(res: Resource, name: string, field: string, relation: string | undefined, op: FilterOp, raw: string, key: string): Condition {
+  if (relation) {
+    const values = op === 'in' ? splitList(key, raw) : raw;
+    return { column: `${res.table}.id`, kind: 'text', op, value: values, linkKind: `${res.name}.${relation}` };
+  }
+  const def = res.fields[field];
+  if (!def) throw new Error(`pmapi: filter ${res.name}.${name} names unknown field ${field}`);
+  const kind = def.kind;
+  const column = res.columnOf[field]!;
+  let value: unknown;
+  switch (op) {
+    case 'null':
+    case 'notNull':
+      if (raw !== 'true' && raw !== 'false') throw invalid(key, ['true', 'false'], `${key} takes true (or false)`);
+      value = raw === 'true';
+      break;
+    case 'in':
+      value = splitList(key, raw).map((x) => parseValue(key, kind, x));
+      break;
+    case 'contains':
+    case 'startsWith':
+      if (raw === '') throw invalid(key, 'a non-empty string', `${key} needs a non-empty value`);
+      value = raw;
+      break;
+    default:
+      value = parseValue(key, kind, raw);
+  }
+  return { column, kind, op, value };
+}
+
+function splitList(key: string, raw: string): string[] {
+  const items = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (items.length === 0) throw invalid(key, 'a comma-separated list', `${key} needs at least one value`);
+  if (items.length > MAX_IN_VALUES) throw invalid(key, `at most ${MAX_IN_VALUES} values`, `${key} takes at most ${MAX_IN_VALUES} values`);
+  return items;
+}
+
+/** Parse the read options of a single-resource request (`expand`, `fields[...]`); anything else is refused. */
+export function parseReadQuery(query: URLSearchParams, res: Resource, registry: Registry): { expand: ExpandNode; fields: Map<string, Set<string>> } {
+  const params = single(query);
+  for (const k of params.keys()) {
+    if (k !== 'expand' && !k.startsWith('fields[')) throw invalid(k, ['expand', 'fields[resource]'], `Unknown query parameter '${k}'`);
+  }
+  return { expand: parseExpand(params.get('expand'), res, registry), fields: parseFields(params, registry) };
+}

@@ -1,0 +1,185 @@
+import { snakeCase, f, type FieldDef, type StorageKind } from './fields';
+import type { WriteContext, ReadContext } from '../services/context';
+
+export type FilterOp = 'eq' | 'in' | 'contains' | 'startsWith' | 'gt' | 'gte' | 'lt' | 'lte' | 'null' | 'notNull';
+export const RANGE: FilterOp[] = ['gt', 'gte', 'lt', 'lte'];
+
+export interface FilterDef {
+  ops: readonly FilterOp[];
+  /** The field it filters (defaults to the filter name). */
+  field?: string;
+  /** Filter through a many-to-many relation: rows linked to the given ids. */
+  relation?: string;
+}
+
+export type ExpandDef =
+  /** This row holds the target's id in `field`. */
+  | { kind: 'one'; target: string; field: string }
+  /** The targets linked through a many-to-many relation. */
+  | { kind: 'many'; target: string; relation: string }
+  /** The target rows whose `field` holds this row's id. */
+  | { kind: 'children'; target: string; field: string };
+
+export interface RelationDef {
+  /** The target resource of the ids. */
+  target: string;
+  /** The body field that replaces the set (if any). */
+  field?: string;
+  /** Most ids one request may add or remove. */
+  max: number;
+  /** False: the route exists in the spec but the target resource does not exist here yet → 501. */
+  supported: boolean;
+  /** The code for ids not found in the workspace (default m2m_target_not_found). */
+  notFoundCode?: 'milestone_hiddenfor_roles_not_in_team';
+  /** Extra checks on ids being linked (they already exist in the workspace). */
+  validate?: (ctx: WriteContext, parent: Rec, ids: string[]) => Promise<void>;
+}
+
+/** A stored row in engine form: camelCase keys, JS values (timestamps as ms). */
+export type Rec = Record<string, unknown> & { id: string };
+
+export interface ResourceHooks {
+  /** Fill defaults and check rules on create; `input` is validated and mutable. */
+  beforeCreate?: (ctx: WriteContext, input: Record<string, unknown>) => Promise<void> | void;
+  /** After the row and its relations are written, in the same transaction. */
+  afterCreate?: (ctx: WriteContext, rec: Rec) => Promise<void> | void;
+  /** Check rules on update; `patch` holds only the sent fields and is mutable. */
+  beforeUpdate?: (ctx: WriteContext, current: Rec, patch: Record<string, unknown>) => Promise<void> | void;
+  afterUpdate?: (ctx: WriteContext, before: Rec, after: Rec) => Promise<void> | void;
+  /** Refuse a delete, or clean up dependants before it. */
+  beforeDelete?: (ctx: WriteContext, rec: Rec) => Promise<void> | void;
+  /** Before a trashed row comes back. */
+  beforeRestore?: (ctx: WriteContext, rec: Rec) => Promise<void> | void;
+  /** Hard removal (delete of a hard-deleted resource, or purge): remove dependants. */
+  beforeDestroy?: (ctx: WriteContext, rec: Rec) => Promise<void> | void;
+  /** Extra response fields that only a single GET carries. */
+  decorateGet?: (ctx: ReadContext, rec: Rec, out: Record<string, unknown>) => Promise<void> | void;
+}
+
+export interface ResourceSpec {
+  /** camelCase singular: the event name (`task`, `checklistItem`). */
+  name: string;
+  /** kebab-case plural: the path segment and scope resource (`tasks`). */
+  path: string;
+  table: string;
+  softDelete: boolean;
+  /** Supported standard operations. */
+  operations: Partial<Record<'list' | 'get' | 'create' | 'update' | 'delete', boolean>>;
+  fields: Record<string, FieldDef>;
+  filters: Record<string, FilterDef>;
+  /** Sortable fields beyond the filterable scalar ones. */
+  sortable?: string[];
+  defaultSort: string;
+  /** Default sort when the list is not restricted by `projectId`. */
+  defaultSortWithoutProject?: string;
+  /** Bare list parameters besides filters (`projectId`, `scope`). */
+  listParams?: Record<string, { values?: readonly string[]; field?: string }>;
+  /** Create needs a project (`project_not_specified`). */
+  projectField?: string;
+  expand: Record<string, ExpandDef>;
+  relations?: Record<string, RelationDef>;
+  /** Sub-route path segments (kebab) of relations, when they differ from the relation name. */
+  relationPaths?: Record<string, string>;
+  hooks?: ResourceHooks;
+  /** Older path spellings still served, with Deprecation and Link (spec rule 13). */
+  retiredPaths?: string[];
+  /** Rows whose predicate is true are hidden from lists unless the filter named is given (archived projects). */
+  hiddenByDefault?: { filter: string; column: string; value: unknown };
+}
+
+/** The common read-only fields every resource carries (spec "Conventions"). */
+export const commonFields = {
+  id: f.readOnly('text'),
+  createdAt: f.readOnly('timestamp'),
+  updatedAt: f.readOnly('timestamp'),
+  createdByActorId: f.readOnly('text', { nullable: true }),
+  updatedByActorId: f.readOnly('text', { nullable: true }),
+  createdByActorType: f.readOnly('text', { nullable: true }),
+  updatedByActorType: f.readOnly('text', { nullable: true }),
+} satisfies Record<string, FieldDef>;
+
+export const softDeleteFields = {
+  purgeAt: f.readOnly('timestamp', { nullable: true }),
+  deletedById: f.readOnly('text', { nullable: true }),
+} satisfies Record<string, FieldDef>;
+
+export interface ColumnInfo {
+  key: string;
+  column: string;
+  kind: StorageKind;
+  internal: boolean;
+  writeOnly: boolean;
+}
+
+/** A resource with everything the engine derives from its declaration. */
+export interface Resource extends ResourceSpec {
+  /** Fields stored in the resource's own table, in a fixed order. */
+  columns: ColumnInfo[];
+  columnOf: Record<string, string>;
+  /** Field names by retired name. */
+  retiredFieldNames: Record<string, string>;
+  /** Relation name by sub-route path segment. */
+  relationByPath: Record<string, string>;
+  /** Fields allowed as sort keys. */
+  sortFields: Set<string>;
+  /** Response field names (for `fields[...]`). */
+  responseFields: Set<string>;
+  /** Relation-backed body fields. */
+  relationFields: Record<string, string>;
+}
+
+const SORTABLE_KINDS = new Set<StorageKind>(['text', 'number', 'integer', 'boolean', 'timestamp']);
+
+/**
+ * Declare a resource. Everything the engine does for it — validation, columns,
+ * filters, sorts, expands, relations, events — derives from this one object.
+ */
+export function defineResource(spec: ResourceSpec): Resource {
+  const fields: Record<string, FieldDef> = {
+    ...commonFields,
+    ...(spec.softDelete ? softDeleteFields : {}),
+    ...spec.fields,
+  };
+  const columns: ColumnInfo[] = [];
+  const columnOf: Record<string, string> = {};
+  const retired: Record<string, string> = {};
+  const relationFields: Record<string, string> = {};
+  const responseFields = new Set<string>();
+  for (const [key, def] of Object.entries(fields)) {
+    if (def.retiredNames) for (const r of def.retiredNames) retired[r] = key;
+    if (!def.writeOnly && !def.internal) responseFields.add(key);
+    if (def.relation) {
+      relationFields[key] = def.relation;
+      continue;
+    }
+    const column = def.column ?? snakeCase(key);
+    columnOf[key] = column;
+    columns.push({ key, column, kind: def.kind, internal: !!def.internal, writeOnly: def.writeOnly });
+  }
+  const sortFields = new Set<string>(['createdAt', 'updatedAt', ...(spec.sortable ?? [])]);
+  for (const [name, fd] of Object.entries(spec.filters)) {
+    const field = fd.field ?? name;
+    const def = fields[field];
+    if (!fd.relation && def && !def.relation && SORTABLE_KINDS.has(def.kind)) sortFields.add(field);
+  }
+  for (const s of [spec.defaultSort, spec.defaultSortWithoutProject]) if (s) sortFields.add(s.replace(/^-/, ''));
+  const relationByPath: Record<string, string> = {};
+  for (const name of Object.keys(spec.relations ?? {})) {
+    relationByPath[spec.relationPaths?.[name] ?? kebab(name)] = name;
+  }
+  return {
+    ...spec,
+    fields,
+    columns,
+    columnOf,
+    retiredFieldNames: retired,
+    relationByPath,
+    sortFields,
+    responseFields,
+    relationFields,
+  };
+}
+
+export function kebab(s: string): string {
+  return s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}

@@ -1,0 +1,133 @@
+import { z } from 'zod';
+
+/** How a value is stored; each adapter encodes these its own way. */
+export type StorageKind = 'text' | 'number' | 'integer' | 'boolean' | 'timestamp' | 'json';
+
+/**
+ * When a field may be written:
+ * - `rw`: create and update;
+ * - `createOnly`: create; afterwards immutable (a PATCH with another value is refused);
+ * - `updateOnly`: only by PATCH (ignored in create bodies, like server-assigned fields);
+ * - `readOnly`: server-assigned; ignored in create and update bodies.
+ */
+export type WriteMode = 'rw' | 'createOnly' | 'updateOnly' | 'readOnly';
+
+export interface FieldDef {
+  kind: StorageKind;
+  /** Validates a written value; absent for read-only fields. */
+  schema?: z.ZodType;
+  mode: WriteMode;
+  nullable: boolean;
+  /** Must be present on create. */
+  required: boolean;
+  /** Never serialised (secrets, internal columns). */
+  writeOnly: boolean;
+  /** Not stored in a column: the value is the set of ids of this many-to-many relation. */
+  relation?: string;
+  /** The resource this id points to; the engine checks it exists in the workspace. */
+  ref?: string;
+  /** Column name; derived (snake_case) by defineResource when omitted. */
+  column?: string;
+  /** Older names accepted in create and update bodies (spec rule 13). */
+  retiredNames?: string[];
+  /** Not part of the response (internal bookkeeping). */
+  internal?: boolean;
+}
+
+type Opts = Partial<Pick<FieldDef, 'mode' | 'nullable' | 'required' | 'writeOnly' | 'column' | 'retiredNames' | 'internal'>>;
+
+function make(kind: StorageKind, schema: z.ZodType | undefined, opts: Opts = {}, extra: Partial<FieldDef> = {}): FieldDef {
+  const mode = opts.mode ?? (schema ? 'rw' : 'readOnly');
+  let s = schema;
+  if (s && opts.nullable) s = s.nullable();
+  return {
+    kind,
+    schema: mode === 'readOnly' ? undefined : s,
+    mode,
+    nullable: opts.nullable ?? false,
+    required: opts.required ?? false,
+    writeOnly: opts.writeOnly ?? false,
+    ...(opts.column ? { column: opts.column } : {}),
+    ...(opts.retiredNames ? { retiredNames: opts.retiredNames } : {}),
+    ...(opts.internal ? { internal: true } : {}),
+    ...extra,
+  };
+}
+
+const ID = z.string().regex(/^[0-9A-Za-z_!]+$/, 'must be an id').max(64);
+const HEX6 = /^#[0-9A-Fa-f]{6}$/;
+
+/** Field builders used by resource declarations. */
+export const f = {
+  /** A string; `trim` trims before the length checks. */
+  string(o: Opts & { min?: number; max?: number; trim?: boolean } = {}): FieldDef {
+    let s: z.ZodString = z.string();
+    if (o.trim) s = s.trim();
+    if (o.min !== undefined) s = s.min(o.min, `must be at least ${o.min} characters`);
+    if (o.max !== undefined) s = s.max(o.max, `must be at most ${o.max} characters`);
+    return make('text', s, o);
+  },
+  /** A string drawn from a closed set. */
+  enum<T extends readonly [string, ...string[]]>(values: T, o: Opts = {}): FieldDef {
+    return make('text', z.enum(values), o);
+  },
+  /** An http(s) URL. */
+  url(o: Opts & { max?: number } = {}): FieldDef {
+    return make('text', z.string().max(o.max ?? 2048).url(), o);
+  },
+  /** `#RRGGBB`. */
+  hexColor(o: Opts = {}): FieldDef {
+    return make('text', z.string().regex(HEX6, 'must be a 6-digit hex colour like #1a2b3c'), o);
+  },
+  number(o: Opts & { min?: number; max?: number } = {}): FieldDef {
+    let s = z.number().finite();
+    if (o.min !== undefined) s = s.min(o.min);
+    if (o.max !== undefined) s = s.max(o.max);
+    return make('number', s, o);
+  },
+  integer(o: Opts & { min?: number; max?: number } = {}): FieldDef {
+    let s = z.number().int();
+    if (o.min !== undefined) s = s.min(o.min);
+    if (o.max !== undefined) s = s.max(o.max);
+    return make('integer', s, o);
+  },
+  boolean(o: Opts = {}): FieldDef {
+    return make('boolean', z.boolean(), o);
+  },
+  /** An instant: ISO 8601 with an offset, stored as milliseconds, served as UTC with milliseconds. */
+  timestamp(o: Opts = {}): FieldDef {
+    return make('timestamp', z.iso.datetime({ offset: true, message: 'must be an ISO 8601 timestamp' }), o);
+  },
+  /** An id of another resource in the same workspace. */
+  ref(target: string, o: Opts = {}): FieldDef {
+    return make('text', ID, o, { ref: target });
+  },
+  /** A set of ids backed by a many-to-many relation; in bodies it replaces the whole set. */
+  refs(relation: string, o: Opts & { max?: number } = {}): FieldDef {
+    const s = z.array(ID).max(o.max ?? 150, `must hold at most ${o.max ?? 150} ids`);
+    return make('json', s, o, { relation });
+  },
+  /** A text value validated by the given schema. */
+  text(schema: z.ZodType, o: Opts = {}): FieldDef {
+    return make('text', schema, o);
+  },
+  /** A JSON value validated by the given schema. */
+  json(schema: z.ZodType, o: Opts = {}): FieldDef {
+    return make('json', schema, o);
+  },
+  /** A server-assigned value of the given kind. */
+  readOnly(kind: StorageKind, o: Omit<Opts, 'mode'> = {}): FieldDef {
+    return make(kind, undefined, { ...o, mode: 'readOnly' });
+  },
+};
+
+/** The `{customFieldId, value}` entries lists, projects and tasks carry; at most 50 per request. */
+export const customFieldsSchema = z
+  .array(z.strictObject({ customFieldId: ID, value: z.string() }))
+  .max(50, 'at most 50 customFields entries per request');
+
+export const stringArray = (max = 200) => z.array(z.string().max(200)).max(max);
+
+export function snakeCase(s: string): string {
+  return s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}

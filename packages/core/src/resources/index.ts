@@ -1,0 +1,18 @@
+export { defineResource, commonFields, softDeleteFields, kebab, RANGE } from './define-resource';
+export type { Resource, ResourceSpec, ResourceHooks, FilterDef, FilterOp, ExpandDef, RelationDef, Rec, ColumnInfo } from './define-resource';
+export { f, customFieldsSchema, snakeCase, type FieldDef, type StorageKind, type WriteMode } from './fields';
+export { Registry } from './registry';
+import { actorResource, memberResource, roleResource } from './people.resource';
+import { labelResource } from './label.resource';
+import { portfolioResource } from './portfolio.resource';
+import { projectResource } from './project.resource';
+import { statusResource } from './status.resource';
+import { listResource } from './list.resource';
+import { taskResource } from './task.resource';
+import type { Resource } from './define-resource';
+
+/** Every built-in resource of the v3 API. */
+export const builtinResources: readonly Resource[] = [
+  actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource,
+];
+export { actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource };

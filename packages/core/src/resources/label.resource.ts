@@ -1,0 +1,43 @@
+import { ProblemError } from '../errors/problem';
+import { defineResource, RANGE } from './define-resource';
+import { f } from './fields';
+
+/**
+ * Labels: workspace-wide tags for tasks (fields not shown: docs/not-shown.md).
+ * System default labels cannot be renamed or deleted (403 default_label_locked).
+ */
+export const labelResource = defineResource({
+  name: 'label',
+  path: 'labels',
+  table: 'labels',
+  softDelete: false,
+  operations: { list: true, get: true, create: true, update: true, delete: true },
+  fields: {
+    name: f.string({ trim: true, min: 1, max: 100, required: true }),
+    color: f.hexColor({ nullable: true }),
+    isDefault: f.readOnly('boolean'),
+  },
+  filters: {
+    name: { ops: ['eq', 'contains', 'startsWith'] },
+    isDefault: { ops: ['eq'] },
+    createdAt: { ops: RANGE },
+  },
+  defaultSort: 'name',
+  expand: {
+    createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
+    updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
+  },
+  hooks: {
+    beforeCreate(_ctx, input) {
+      input.isDefault = false;
+    },
+    beforeUpdate(_ctx, current, patch) {
+      if (current.isDefault && 'name' in patch && patch.name !== current.name) {
+        throw new ProblemError('default_label_locked', `The default label '${current.name}' cannot be renamed`);
+      }
+    },
+    beforeDelete(_ctx, rec) {
+      if (rec.isDefault) throw new ProblemError('default_label_locked', `The default label '${rec.name}' cannot be deleted`);
+    },
+  },
+});

@@ -1,0 +1,73 @@
+import { defineResource, RANGE } from './define-resource';
+import { f } from './fields';
+
+/** GET /actors/{id}: who wrote a record (spec "Actor"). */
+export const actorResource = defineResource({
+  name: 'actor',
+  path: 'actors',
+  table: 'actors',
+  softDelete: false,
+  operations: { get: true },
+  fields: {
+    type: f.readOnly('text'),
+    displayName: f.readOnly('text'),
+    memberId: f.readOnly('text', { nullable: true }),
+    agentId: f.readOnly('text', { nullable: true }),
+    tombstonedAt: f.readOnly('timestamp', { nullable: true }),
+  },
+  filters: {},
+  defaultSort: 'createdAt',
+  expand: { member: { kind: 'one', target: 'member', field: 'memberId' } },
+});
+
+/** GET /members and /members/{id}: the people of the workspace (fields not shown: docs/not-shown.md). */
+export const memberResource = defineResource({
+  name: 'member',
+  path: 'members',
+  table: 'members',
+  softDelete: false,
+  operations: { list: true, get: true },
+  fields: {
+    userId: f.readOnly('text'),
+    name: f.readOnly('text'),
+    email: f.readOnly('text', { nullable: true }),
+    role: f.readOnly('text'),
+    roleId: f.readOnly('text'),
+    active: f.readOnly('boolean'),
+  },
+  filters: {
+    name: { ops: ['eq', 'contains', 'startsWith'] },
+    role: { ops: ['eq', 'in'] },
+    roleId: { ops: ['eq', 'in'] },
+    active: { ops: ['eq'] },
+    createdAt: { ops: RANGE },
+  },
+  defaultSort: 'createdAt',
+  expand: {
+    roleRecord: { kind: 'one', target: 'role', field: 'roleId' },
+    createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
+    updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
+  },
+});
+
+/** Roles (spec "Role"): read here; writes arrive with access control. */
+export const roleResource = defineResource({
+  name: 'role',
+  path: 'roles',
+  table: 'roles',
+  softDelete: false,
+  operations: { list: true, get: true },
+  fields: {
+    name: f.readOnly('text'),
+    editable: f.readOnly('boolean'),
+    permissions: f.readOnly('json'),
+    initialScreen: f.readOnly('text', { nullable: true }),
+  },
+  filters: {
+    name: { ops: ['eq', 'contains', 'startsWith'] },
+    editable: { ops: ['eq'] },
+    createdAt: { ops: RANGE },
+  },
+  defaultSort: 'name',
+  expand: { createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' } },
+});

@@ -1,0 +1,145 @@
+import { z } from 'zod';
+import { ProblemError } from '../errors/problem';
+import { defineResource, RANGE } from './define-resource';
+import { customFieldsSchema, f } from './fields';
+import { fieldError, initialsOf, nextOrder, paletteColor, secondaryOf } from './rules';
+import { insertRecord } from '../services/records';
+import type { WriteContext } from '../services/context';
+
+export const PROJECT_MODULES = ['tasks', 'milestones', 'calendar', 'documents', 'files', 'discussion', 'forms', 'home'] as const;
+const COLUMN_KEYS = z.array(z.string().min(1).max(64)).max(100);
+
+/** Projects (spec "Project"): top-level containers, soft-deleted. */
+export const projectResource = defineResource({
+  name: 'project',
+  path: 'projects',
+  table: 'projects',
+  softDelete: true,
+  operations: { list: true, get: true, create: true, update: true, delete: true },
+  fields: {
+    name: f.string({ trim: true, min: 1, max: 100, required: true }),
+    description: f.string({ max: 100_000, nullable: true }),
+    icon: f.url({ nullable: true }),
+    initials: f.string({ trim: true, min: 1, max: 3 }),
+    color: f.hexColor(),
+    secondaryColor: f.readOnly('text'),
+    portfolioId: f.ref('portfolio', { mode: 'createOnly' }),
+    accessType: f.enum(['limited', 'public', 'workspace']),
+    modules: f.json(z.array(z.enum(PROJECT_MODULES)).max(8), { mode: 'createOnly' }),
+    defaultTasksView: f.enum(['table', 'calendar', 'swimlane', 'kanban', 'timeline', 'report'], { nullable: true }),
+    hiddenListColumns: f.json(COLUMN_KEYS, { nullable: true }),
+    listColumnsOrder: f.json(COLUMN_KEYS, { nullable: true }),
+    customFieldsOrder: f.json(COLUMN_KEYS, { nullable: true }),
+    taskCustomFieldsOrder: f.json(COLUMN_KEYS, { nullable: true }),
+    listCustomFieldsOrder: f.json(COLUMN_KEYS, { nullable: true }),
+    autoMilestones: f.boolean({ mode: 'createOnly' }),
+    estimationUnit: f.enum(['points', 'hours', 'none'], { nullable: true }),
+    hideUsersFromGuests: f.boolean(),
+    subtaskStatusEnabled: f.boolean(),
+    queryAllFiles: f.boolean(),
+    members: f.refs('members'),
+    projectFolderId: f.string({ max: 64, nullable: true }),
+    customFields: f.json(customFieldsSchema, { nullable: true }),
+    archived: f.boolean(),
+    niceId: f.readOnly('text'),
+    ownerId: f.readOnly('text', { nullable: true }),
+    discussionChatId: f.readOnly('text', { nullable: true }),
+    order: f.number(),
+    taskCounter: f.readOnly('integer', { internal: true }),
+  },
+  filters: {
+    purgeAt: { ops: ['null', 'notNull', ...RANGE] },
+    name: { ops: ['eq', 'contains', 'startsWith'] },
+    archived: { ops: ['eq'] },
+    accessType: { ops: ['eq', 'in'] },
+    portfolioId: { ops: ['eq', 'in'] },
+    createdAt: { ops: RANGE },
+  },
+  sortable: ['name', 'order'],
+  defaultSort: 'order',
+  hiddenByDefault: { filter: 'archived', column: 'archived', value: false },
+  expand: {
+    createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
+    updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
+    deletedBy: { kind: 'one', target: 'member', field: 'deletedById' },
+    members: { kind: 'many', target: 'member', relation: 'members' },
+    portfolio: { kind: 'one', target: 'portfolio', field: 'portfolioId' },
+    owner: { kind: 'one', target: 'member', field: 'ownerId' },
+    statuses: { kind: 'children', target: 'status', field: 'projectId' },
+  },
+  relations: { members: { target: 'member', field: 'members', max: 150, supported: true } },
+  hooks: {
+    async beforeCreate(ctx, input) {
+      if (input.archived === true) throw fieldError('archived', 'create_archived', 'a project cannot be created archived; archive it with PATCH');
+      input.archived = false;
+      if (input.portfolioId === undefined) {
+        const general = await ctx.repo.findBy(ctx.registry.get('portfolio'), ctx.teamId, 'is_general', [ctx.repo.dialect.encode('boolean', true)]);
+        if (!general[0]) throw new ProblemError('conflict', 'The workspace has no General portfolio');
+        input.portfolioId = general[0].id;
+      }
+      await assertUniqueName(ctx, input.portfolioId as string, input.name as string);
+      input.accessType ??= 'limited';
+      input.modules ??= [...PROJECT_MODULES];
+      input.initials ??= initialsOf(input.name as string);
+      input.color ??= paletteColor(ctx);
+      input.secondaryColor = secondaryOf(input.color as string);
+      input.autoMilestones ??= false;
+      input.hideUsersFromGuests ??= false;
+      input.subtaskStatusEnabled ??= false;
+      input.queryAllFiles ??= false;
+      input.order ??= await nextOrder(ctx, 'project', {}, 1);
+      input.ownerId = ctx.principal.memberId;
+      input.taskCounter = 0;
+      input.niceId = await freeNiceId(ctx, (input.initials as string).replace(/[^A-Za-z0-9]/g, '').toUpperCase() || 'P');
+    },
+    async afterCreate(ctx, rec) {
+      await insertRecord(ctx, 'status', { name: 'To do', projectId: rec.id, color: '#64748b', order: 100, archived: false });
+      if (rec.accessType === 'public') {
+        const members = await ctx.db.selectFrom('members').select('id').where('team_id', '=', ctx.teamId)
+          .where('active', '=', ctx.repo.dialect.encode('boolean', true) as any).execute();
+        await ctx.repo.addLinks('project.members', ctx.teamId, rec.id, members.map((m) => m.id as string), ctx.now);
+      }
+    },
+    async beforeUpdate(ctx, current, patch) {
+      if (typeof patch.name === 'string' && patch.name !== current.name) await assertUniqueName(ctx, current.portfolioId as string, patch.name, current.id);
+      if (typeof patch.color === 'string') patch.secondaryColor = secondaryOf(patch.color);
+    },
+    async beforeRestore(ctx, rec) {
+      await assertUniqueName(ctx, rec.portfolioId as string, rec.name as string, rec.id);
+    },
+    async beforeDestroy(ctx, rec) {
+      // Purge: a project's tasks, lists and statuses go with it.
+      for (const child of ['task', 'list', 'status']) {
+        const res = ctx.registry.get(child);
+        const rows = await ctx.db.selectFrom(res.table).select('id').where('project_id', '=', rec.id).execute();
+        const ids = rows.map((r) => r.id as string);
+        const kinds = Object.keys(res.relations ?? {}).map((r) => `${res.name}.${r}`);
+        for (let i = 0; i < ids.length; i += 500) {
+          await ctx.repo.dropLinks({ kinds, parentIds: ids.slice(i, i + 500) });
+        }
+        await ctx.db.deleteFrom(res.table).where('project_id', '=', rec.id).execute();
+      }
+    },
+    async decorateGet(ctx, rec, out) {
+      const statuses = ctx.registry.get('status');
+      const first = await ctx.repo.findBy(statuses, ctx.teamId, 'project_id', [rec.id], { orderBy: 'order', limit: 50 });
+      out.defaultStatusId = first.find((s) => !s.archived)?.id ?? null;
+    },
+  },
+});
+
+async function assertUniqueName(ctx: WriteContext, portfolioId: string, name: string, exceptId?: string) {
+  let q = ctx.db.selectFrom('projects').select('id').where('team_id', '=', ctx.teamId)
+    .where('portfolio_id', '=', portfolioId).where('name', '=', name).where('purge_at', 'is', null);
+  if (exceptId) q = q.where('id', '!=', exceptId);
+  if (await q.executeTakeFirst()) {
+    throw new ProblemError('conflict', `A project named '${name}' already exists in this portfolio`, { field: 'name' });
+  }
+}
+
+async function freeNiceId(ctx: WriteContext, base: string): Promise<string> {
+  const rows = await ctx.db.selectFrom('projects').select('nice_id').where('team_id', '=', ctx.teamId).where('nice_id', 'like', `${base}%`).execute();
+  const taken = new Set(rows.map((r) => r.nice_id as string));
+  if (!taken.has(base)) return base;
+  for (let i = 2; ; i++) if (!taken.has(`${base}${i}`)) return `${base}${i}`;
+}

@@ -1,0 +1,65 @@
+import { defineResource, RANGE } from './define-resource';
+import { f } from './fields';
+import { nextOrder, paletteColor } from './rules';
+import { patchRecord } from '../services/records';
+
+/**
+ * Statuses: a project's board columns (fields not shown: docs/not-shown.md).
+ * Every project gets a default one; tasks created without statusId land in the first active one.
+ */
+export const statusResource = defineResource({
+  name: 'status',
+  path: 'statuses',
+  table: 'statuses',
+  softDelete: false,
+  operations: { list: true, get: true, create: true, update: true, delete: true },
+  retiredPaths: ['task-groups'],
+  fields: {
+    name: f.string({ trim: true, min: 1, max: 100, required: true }),
+    projectId: f.ref('project', { mode: 'createOnly' }),
+    color: f.hexColor({ nullable: true }),
+    order: f.number(),
+    archived: f.boolean(),
+    assignees: f.refs('assignees'),
+    hiddenFor: f.refs('hiddenFor'),
+  },
+  filters: {
+    name: { ops: ['eq', 'contains', 'startsWith'] },
+    projectId: { ops: ['eq', 'in'] },
+    archived: { ops: ['eq'] },
+    order: { ops: ['eq', ...RANGE] },
+    createdAt: { ops: RANGE },
+    updatedAt: { ops: RANGE },
+  },
+  listParams: { projectId: {} },
+  projectField: 'projectId',
+  defaultSort: 'order',
+  defaultSortWithoutProject: '-updatedAt',
+  expand: {
+    project: { kind: 'one', target: 'project', field: 'projectId' },
+    assignees: { kind: 'many', target: 'member', relation: 'assignees' },
+    hiddenFor: { kind: 'many', target: 'role', relation: 'hiddenFor' },
+    tasks: { kind: 'children', target: 'task', field: 'statusId' },
+    createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
+    updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
+  },
+  relations: {
+    assignees: { target: 'member', field: 'assignees', max: 150, supported: true },
+    hiddenFor: { target: 'role', field: 'hiddenFor', max: 150, supported: true },
+  },
+  hooks: {
+    async beforeCreate(ctx, input) {
+      input.color ??= paletteColor(ctx);
+      input.archived ??= false;
+      input.order ??= await nextOrder(ctx, 'status', { project_id: input.projectId }, 100);
+    },
+    async beforeDestroy(ctx, rec) {
+      // Tasks and lists in a deleted column keep living without a status.
+      for (const name of ['task', 'list']) {
+        const res = ctx.registry.get(name);
+        for (const row of await ctx.repo.findBy(res, ctx.teamId, 'status_id', [rec.id])) await patchRecord(ctx, res, row, { statusId: null });
+      }
+    },
+  },
+});
+

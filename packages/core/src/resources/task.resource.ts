@@ -1,0 +1,302 @@
+import { ProblemError } from '../errors/problem';
+import { defineResource, RANGE, type Rec } from './define-resource';
+import { customFieldsSchema, f } from './fields';
+import { fieldError, rejectPromotional } from './rules';
+import { announce, patchRecord } from '../services/records';
+import type { WriteContext } from '../services/context';
+
+export const MOVE_SUBTREE_MAX = 200;
+
+/** Tasks and subtasks (spec "Task"). Project-scoped; deletes are permanent. */
+export const taskResource = defineResource({
+  name: 'task',
+  path: 'tasks',
+  table: 'tasks',
+  softDelete: false,
+  operations: { list: true, get: true, create: true, update: true, delete: true },
+  fields: {
+    name: f.string({ trim: true, min: 1, max: 1024, required: true }),
+    projectId: f.ref('project'),
+    description: f.string({ max: 1_000_000, nullable: true }),
+    archived: f.boolean(),
+    archivedAt: f.readOnly('timestamp', { nullable: true }),
+    archivedById: f.readOnly('text', { nullable: true }),
+    completed: f.boolean(),
+    completedAt: f.readOnly('timestamp', { nullable: true }),
+    completedById: f.readOnly('text', { nullable: true }),
+    listId: f.ref('list', { nullable: true, retiredNames: ['milestoneId'] }),
+    statusId: f.ref('status', { nullable: true, retiredNames: ['taskGroupId'] }),
+    parentTaskId: f.ref('task', { nullable: true }),
+    dependencyId: f.ref('task', { nullable: true }),
+    recurringRuleId: f.readOnly('text', { nullable: true }),
+    startAt: f.timestamp({ nullable: true }),
+    dueAt: f.timestamp({ nullable: true }),
+    remindAt: f.timestamp({ nullable: true }),
+    storyPoints: f.number({ min: 0, nullable: true }),
+    estimate: f.number({ min: 0, nullable: true }),
+    order: f.number(),
+    orderList: f.number({ nullable: true }),
+    banner: f.url({ nullable: true }),
+    embedUrl: f.url({ nullable: true }),
+    customFields: f.json(customFieldsSchema, { nullable: true }),
+    assignees: f.refs('assignees'),
+    labels: f.refs('labels'),
+    subscribers: f.refs('subscribers'),
+    niceId: f.readOnly('text'),
+    createdById: f.readOnly('text', { nullable: true }),
+  },
+  filters: {
+    name: { ops: ['eq', 'contains', 'startsWith'] },
+    niceId: { ops: ['eq', 'in'] },
+    projectId: { ops: ['eq', 'in'] },
+    listId: { ops: ['eq', 'in'] },
+    statusId: { ops: ['eq', 'in'] },
+    parentTaskId: { ops: ['eq', 'in'] },
+    dependencyId: { ops: ['eq', 'in'] },
+    recurringRuleId: { ops: ['eq', 'in'] },
+    createdById: { ops: ['eq', 'in'] },
+    labelId: { ops: ['eq', 'in'], relation: 'labels' },
+    assigneeId: { ops: ['eq', 'in'], relation: 'assignees' },
+    subscriberId: { ops: ['eq', 'in'], relation: 'subscribers' },
+    createdByActorId: { ops: ['eq', 'in'] },
+    updatedByActorId: { ops: ['eq', 'in'] },
+    archived: { ops: ['eq'] },
+    completed: { ops: ['eq'] },
+    startAt: { ops: RANGE },
+    dueAt: { ops: RANGE },
+    completedAt: { ops: RANGE },
+    archivedAt: { ops: RANGE },
+    createdAt: { ops: RANGE },
+    updatedAt: { ops: RANGE },
+  },
+  sortable: ['order', 'orderList', 'name', 'niceId'],
+  listParams: { projectId: {}, scope: { values: ['project', 'personal', 'both'] } },
+  projectField: 'projectId',
+  defaultSort: 'order',
+  defaultSortWithoutProject: '-updatedAt',
+  expand: {
+    project: { kind: 'one', target: 'project', field: 'projectId' },
+    list: { kind: 'one', target: 'list', field: 'listId' },
+    status: { kind: 'one', target: 'status', field: 'statusId' },
+    parentTask: { kind: 'one', target: 'task', field: 'parentTaskId' },
+    dependency: { kind: 'one', target: 'task', field: 'dependencyId' },
+    subtasks: { kind: 'children', target: 'task', field: 'parentTaskId' },
+    assignees: { kind: 'many', target: 'member', relation: 'assignees' },
+    labels: { kind: 'many', target: 'label', relation: 'labels' },
+    subscribers: { kind: 'many', target: 'member', relation: 'subscribers' },
+    createdBy: { kind: 'one', target: 'member', field: 'createdById' },
+    createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
+    updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
+  },
+  relations: {
+    assignees: { target: 'member', field: 'assignees', max: 150, supported: true },
+    labels: { target: 'label', field: 'labels', max: 150, supported: true },
+    subscribers: { target: 'member', field: 'subscribers', max: 150, supported: true },
+    connectedTasks: { target: 'task', max: 150, supported: true },
+    hiddenFor: { target: 'role', max: 150, supported: true },
+  },
+  hooks: {
+    async beforeCreate(ctx, input) {
+      rejectPromotional('name', input.name);
+      let parent: Rec | undefined;
+      if (typeof input.parentTaskId === 'string') {
+        parent = await ctx.mustGet('task', input.parentTaskId, 'parentTaskId');
+        input.projectId ??= parent.projectId;
+      }
+      if (typeof input.projectId !== 'string') throw new ProblemError('project_not_specified', 'A task needs a projectId (or a parentTaskId)');
+      const project = input.projectId;
+      if (parent && parent.projectId !== project) throw fieldError('parentTaskId', 'wrong_project', 'a subtask lives in its parent\'s project');
+      if (input.statusId === undefined) {
+        const first = await firstActive(ctx, 'status', project);
+        if (!first) throw new ProblemError('task_no_default_status', 'The project has no active status to put the task in');
+        input.statusId = first.id;
+      }
+      await sameProject(ctx, project, input);
+      if (input.completed === true) {
+        await checkDependency(ctx, input.dependencyId as string | null | undefined);
+        input.completedAt = ctx.now;
+        input.completedById = ctx.principal.memberId;
+      } else input.completed = false;
+      if (input.archived === true) {
+        input.archivedAt = ctx.now;
+        input.archivedById = ctx.principal.memberId;
+      } else input.archived = false;
+      if (input.order === undefined) {
+        const m = await ctx.repo.max(ctx.registry.get('task'), ctx.teamId, 'order', { project_id: project });
+        input.order = (m ?? 0) + 1;
+      }
+      await checkSiblingOrder(ctx, (input.parentTaskId as string | null) ?? null, input.order as number);
+      input.niceId = await nextNiceId(ctx, project);
+      input.createdById = ctx.principal.memberId;
+    },
+    async beforeUpdate(ctx, current, patch) {
+      if ('name' in patch) rejectPromotional('name', patch.name);
+      let project = current.projectId as string;
+      if ('projectId' in patch) {
+        if (patch.projectId === null) throw fieldError('projectId', 'invalid_type', 'projectId cannot be null');
+        if (patch.projectId === current.projectId) delete patch.projectId;
+        else {
+          if (current.parentTaskId) {
+            throw new ProblemError('move_subtask_must_move_with_parent', 'A subtask moves with its parent; move the top-level task instead');
+          }
+          project = patch.projectId as string;
+          await prepareMove(ctx, current, patch, project);
+        }
+      }
+      if ('dependencyId' in patch && patch.dependencyId === current.id) throw fieldError('dependencyId', 'self_dependency', 'a task cannot depend on itself');
+      if ('parentTaskId' in patch && patch.parentTaskId !== current.parentTaskId) await checkNewParent(ctx, current, patch.parentTaskId as string | null, project);
+      if (!('projectId' in patch)) await sameProject(ctx, project, patch);
+      if (patch.completed === true && !current.completed) {
+        const dep = 'dependencyId' in patch ? (patch.dependencyId as string | null) : (current.dependencyId as string | null);
+        await checkDependency(ctx, dep);
+        patch.completedAt = ctx.now;
+        patch.completedById = ctx.principal.memberId;
+      } else if (patch.completed === false && current.completed) {
+        patch.completedAt = null;
+        patch.completedById = null;
+      }
+      if (patch.archived === true && !current.archived) {
+        patch.archivedAt = ctx.now;
+        patch.archivedById = ctx.principal.memberId;
+      } else if (patch.archived === false && current.archived) {
+        patch.archivedAt = null;
+        patch.archivedById = null;
+      }
+      const parent = ('parentTaskId' in patch ? patch.parentTaskId : current.parentTaskId) as string | null;
+      if (('order' in patch && patch.order !== current.order) || ('parentTaskId' in patch && parent !== current.parentTaskId)) {
+        await checkSiblingOrder(ctx, parent, (patch.order ?? current.order) as number, current.id);
+      }
+    },
+    async afterUpdate(ctx, before, after) {
+      if (after.projectId !== before.projectId) await moveSubtree(ctx, before, after);
+    },
+    async beforeDestroy(ctx, rec) {
+      const tasks = ctx.registry.get('task');
+      // Subtasks go with their parent; each removal is announced.
+      const subtree = await collectSubtree(ctx, rec.id, Number.POSITIVE_INFINITY);
+      const descendants = subtree.filter((t) => t.id !== rec.id);
+      const kinds = Object.keys(tasks.relations ?? {}).map((r) => `task.${r}`);
+      for (const d of descendants.reverse()) {
+        await announce(ctx, tasks, d, 'removed');
+        await ctx.repo.dropLinks({ kinds, parentIds: [d.id] });
+        await ctx.repo.dropLinks({ kinds: ['task.connectedTasks'], relatedIds: [d.id] });
+      }
+      const gone = new Set(subtree.map((t) => t.id));
+      const dependants = await ctx.repo.findBy(tasks, ctx.teamId, 'dependency_id', [...gone]);
+      for (const d of dependants) if (!gone.has(d.id)) await patchRecord(ctx, tasks, d, { dependencyId: null });
+      await ctx.repo.destroy(tasks, ctx.teamId, descendants.map((d) => d.id));
+    },
+  },
+});
+
+async function firstActive(ctx: WriteContext, resName: 'status' | 'list', projectId: string): Promise<Rec | undefined> {
+  const res = ctx.registry.get(resName);
+  const rows = await ctx.db.selectFrom(res.table).selectAll().where('team_id', '=', ctx.teamId).where('project_id', '=', projectId)
+    .where('archived', '=', ctx.repo.dialect.encode('boolean', false) as any).orderBy('order').orderBy('id').limit(1).execute();
+  return rows[0] ? ctx.repo.decode(res, rows[0]) : undefined;
+}
+
+/** statusId and listId must belong to the task's project. */
+async function sameProject(ctx: WriteContext, projectId: string, input: Record<string, unknown>) {
+  for (const [field, res] of [['statusId', 'status'], ['listId', 'list']] as const) {
+    if (typeof input[field] === 'string') {
+      const r = await ctx.mustGet(res, input[field] as string, field);
+      if (r.projectId !== projectId) throw fieldError(field, 'wrong_project', `the ${res} belongs to another project`);
+    }
+  }
+}
+
+async function checkDependency(ctx: WriteContext, dependencyId: string | null | undefined) {
+  if (!dependencyId) return;
+  const dep = await ctx.repo.get(ctx.registry.get('task'), ctx.teamId, dependencyId);
+  if (!dep || dep.completed) return;
+  const ws = await ctx.db.selectFrom('workspaces').select('allow_completing_blocked_tasks as allow').where('id', '=', ctx.teamId).executeTakeFirst();
+  if (ws && ctx.repo.dialect.decode('boolean', ws.allow)) return;
+  throw new ProblemError('task_dependency_incomplete', `The dependency ${dependencyId} is not complete`, { dependencyId });
+}
+
+async function checkSiblingOrder(ctx: WriteContext, parentId: string | null, order: number, selfId?: string) {
+  if (!parentId) return;
+  let q = ctx.db.selectFrom('tasks').select('id').where('parent_task_id', '=', parentId).where('order', '=', order);
+  if (selfId) q = q.where('id', '!=', selfId);
+  if (await q.executeTakeFirst()) throw new ProblemError('conflict', `A sibling subtask already holds order ${order}`, { field: 'order' });
+}
+
+async function checkNewParent(ctx: WriteContext, current: Rec, parentId: string | null, project: string) {
+  if (parentId === null) return;
+  if (parentId === current.id) throw fieldError('parentTaskId', 'self_parent', 'a task cannot be its own parent');
+  const parent = await ctx.mustGet('task', parentId, 'parentTaskId');
+  if (parent.projectId !== project) throw fieldError('parentTaskId', 'wrong_project', "a subtask lives in its parent's project");
+  // No cycles: the new parent may not sit inside this task's subtree.
+  let cursor: Rec | undefined = parent;
+  for (let hops = 0; cursor && hops < 10_000; hops++) {
+    if (cursor.id === current.id) throw fieldError('parentTaskId', 'cycle', 'the parent is a subtask of this task');
+    cursor = cursor.parentTaskId ? await ctx.repo.get(ctx.registry.get('task'), ctx.teamId, cursor.parentTaskId as string) : undefined;
+  }
+}
+
+/** Next niceId of a project: one atomic counter bump, so concurrent creates never share one. */
+async function nextNiceId(ctx: WriteContext, projectId: string): Promise<string> {
+  const row = await ctx.db.updateTable('projects').set((eb) => ({ task_counter: eb('task_counter', '+', 1) }))
+    .where('id', '=', projectId).where('team_id', '=', ctx.teamId).returning('task_counter').executeTakeFirstOrThrow();
+  return String(row.task_counter);
+}
+
+/** The task and all its descendants (breadth first), failing past `max` nodes. */
+async function collectSubtree(ctx: WriteContext, rootId: string, max: number): Promise<Rec[]> {
+  const tasks = ctx.registry.get('task');
+  const root = await ctx.repo.get(tasks, ctx.teamId, rootId);
+  const out: Rec[] = root ? [root] : [];
+  let frontier = [rootId];
+  while (frontier.length) {
+    const children = await ctx.repo.findBy(tasks, ctx.teamId, 'parent_task_id', frontier);
+    out.push(...children);
+    if (out.length > max) {
+      throw new ProblemError('task_subtask_chain_too_deep', `The task and its subtasks exceed ${max} nodes; nothing was moved`, {
+        max, received: out.length,
+      });
+    }
+    frontier = children.map((c) => c.id);
+  }
+  return out;
+}
+
+/** Validate a cross-project move and pick the target's list and status column. */
+async function prepareMove(ctx: WriteContext, current: Rec, patch: Record<string, unknown>, target: string) {
+  await ctx.mustGet('project', target, 'projectId');
+  await collectSubtree(ctx, current.id, MOVE_SUBTREE_MAX);
+  if (typeof patch.listId === 'string') {
+    const l = await ctx.mustGet('list', patch.listId, 'listId');
+    if (l.projectId !== target) throw new ProblemError('move_target_milestone_mismatch', 'listId (milestoneId) belongs to another project than the target', { field: 'listId' });
+  } else if (!('listId' in patch) && current.listId) {
+    const l = await firstActive(ctx, 'list', target);
+    if (!l) throw new ProblemError('move_target_no_default_milestone', 'The target project has no non-archived list to move the task into');
+    patch.listId = l.id;
+  }
+  if (typeof patch.statusId === 'string') {
+    const s = await ctx.mustGet('status', patch.statusId, 'statusId');
+    if (s.projectId !== target) throw new ProblemError('move_target_taskgroup_mismatch', 'statusId (taskGroupId) belongs to another project than the target', { field: 'statusId' });
+  } else if (!('statusId' in patch) && current.statusId) {
+    const s = await firstActive(ctx, 'status', target);
+    if (!s) throw new ProblemError('move_target_no_default_taskgroup', 'The target project has no status column to move the task into');
+    patch.statusId = s.id;
+  }
+  patch.niceId = await nextNiceId(ctx, target);
+}
+
+/** After the root moved: its subtasks follow, taking the root's new list/status defaults and fresh niceIds. */
+async function moveSubtree(ctx: WriteContext, before: Rec, after: Rec) {
+  const tasks = ctx.registry.get('task');
+  const subtree = await collectSubtree(ctx, after.id, MOVE_SUBTREE_MAX);
+  for (const t of subtree) {
+    if (t.id === after.id) continue;
+    await patchRecord(ctx, tasks, t, {
+      projectId: after.projectId,
+      niceId: await nextNiceId(ctx, after.projectId as string),
+      statusId: t.statusId ? after.statusId ?? null : null,
+      listId: t.listId ? after.listId ?? null : null,
+    });
+  }
+  void before;
+}
+

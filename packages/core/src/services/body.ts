@@ -1,0 +1,78 @@
+import { validationError, ProblemError, type FieldError } from '../errors/problem';
+import type { Resource } from '../resources/define-resource';
+import { parseInstant } from '../query/parse';
+
+export interface PreparedBody {
+  /** Column-backed values, in engine form (timestamps in ms). */
+  values: Record<string, unknown>;
+  /** Relation-backed sets sent in the body: relation name → ids. */
+  relations: Record<string, string[]>;
+  /** expectedUpdatedAt, in ms (update only). */
+  expectedUpdatedAt?: number;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Validate a create or update body against the resource's declaration:
+ * retired names mapped, server-assigned fields ignored (rule 1), unknown keys
+ * refused, each value checked by its field's schema, required fields present.
+ */
+export function prepareBody(res: Resource, body: unknown, op: 'create' | 'update'): PreparedBody {
+  if (body === undefined || body === null) {
+    if (op === 'update') throw new ProblemError('empty_update', 'The update body holds no fields');
+    body = {};
+  }
+  if (!isPlainObject(body)) throw validationError([{ field: '', code: 'invalid_type', message: 'the body must be a JSON object' }]);
+  const errors: FieldError[] = [];
+  const values: Record<string, unknown> = {};
+  const relations: Record<string, string[]> = {};
+  let expectedUpdatedAt: number | undefined;
+  const seen = new Set<string>();
+
+  for (const [rawKey, raw] of Object.entries(body)) {
+    if (op === 'update' && rawKey === 'expectedUpdatedAt') {
+      const ms = typeof raw === 'string' ? parseInstant(raw) : undefined;
+      if (ms === undefined) errors.push({ field: rawKey, code: 'invalid_timestamp', message: 'must be the ISO 8601 updatedAt you last read' });
+      else expectedUpdatedAt = ms;
+      continue;
+    }
+    const key = res.retiredFieldNames[rawKey] ?? rawKey;
+    const def = res.fields[key];
+    if (!def) {
+      errors.push({ field: rawKey, code: 'unrecognized_key', message: `${res.path} has no writable field '${rawKey}'` });
+      continue;
+    }
+    // A retired name and its current name together: the current one wins.
+    if (key !== rawKey && key in (body as Record<string, unknown>)) continue;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (def.mode === 'readOnly' || !def.schema) continue;
+    if (op === 'create' && def.mode === 'updateOnly') continue;
+    const r = def.schema.safeParse(raw);
+    if (!r.success) {
+      for (const issue of r.error.issues) {
+        errors.push({ field: [key, ...issue.path.map(String)].join('.'), code: issue.code, message: issue.message });
+      }
+      continue;
+    }
+    let v = r.data;
+    if (def.kind === 'timestamp' && typeof v === 'string') v = Date.parse(v);
+    if (def.relation) relations[def.relation] = [...new Set(v as string[])];
+    else values[key] = v;
+  }
+  if (op === 'create') {
+    for (const [key, def] of Object.entries(res.fields)) {
+      if (def.required && def.mode !== 'readOnly' && !(key in values) && !(def.relation && def.relation in relations)) {
+        errors.push({ field: key, code: 'required', message: `${key} is required` });
+      }
+    }
+  }
+  if (errors.length) throw validationError(errors);
+  if (op === 'update' && Object.keys(values).length === 0 && Object.keys(relations).length === 0) {
+    throw new ProblemError('empty_update', 'The update body holds no writable fields');
+  }
+  return { values, relations, expectedUpdatedAt };
+}

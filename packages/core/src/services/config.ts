@@ -1,0 +1,11 @@
+import type { Clock } from '../clock/index';
+import type { IdGenerator } from '../ids/index';
+import type { Registry } from '../resources/registry';
+
+export interface EngineConfig {
+  registry: Registry;
+  clock: Clock;
+  ids: IdGenerator;
+  /** HMAC key of list cursors. */
+  cursorSecret: Uint8Array;
+}

@@ -1,0 +1,53 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock/index';
+import type { IdGenerator } from '../ids/index';
+import type { Registry } from '../resources/registry';
+import type { Repo } from '../sql/repo';
+import type { Rec, Resource } from '../resources/define-resource';
+
+export type ActorType = 'human' | 'agent' | 'cron' | 'recurringTask' | 'automation' | 'outboxRetry' | 'systemDefault';
+
+/** Who is calling: resolved from the bearer token. */
+export interface Principal {
+  teamId: string;
+  memberId: string;
+  userId: string;
+  memberName: string;
+  role: string;
+  tokenId: string;
+  scopes: ReadonlySet<string>;
+  /** Actor id of the member, once it has written. */
+  actorId: string | null;
+}
+
+export interface ReadContext {
+  readonly principal: Principal;
+  readonly teamId: string;
+  readonly repo: Repo;
+  readonly registry: Registry;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  /** The request's instant (ms); one value for the whole request. */
+  readonly now: number;
+}
+
+/** A v3 event before it is written to the outbox. */
+export interface PendingEvent {
+  type: string;
+  aggregateType: string;
+  aggregateId: string;
+  projectId: string | null;
+  payload: Record<string, unknown>;
+}
+
+export interface WriteContext extends ReadContext {
+  readonly db: Kysely<any>;
+  /** The calling member's actor: created on the member's first write. */
+  actor(): Promise<{ id: string; type: ActorType }>;
+  /** Record an event in the outbox, in this transaction. */
+  emit(event: PendingEvent): void;
+  /** Load a live row of the workspace or fail with 404 resource_not_found (naming the field, when given). */
+  mustGet(res: Resource | string, id: string, field?: string): Promise<Rec>;
+  /** The next stamp for `updatedAt`: strictly after `previous`. */
+  stamp(previous?: number): number;
+}

@@ -1,0 +1,431 @@
+import type { Kysely } from 'kysely';
+import { ProblemError } from '../errors/problem';
+import { iso } from '../clock/index';
+import type { Rec, Resource } from '../resources/define-resource';
+import { Repo } from '../sql/repo';
+import type { SqlStore } from '../sql/dialect';
+import { encodeCursor } from '../query/cursor';
+import { parseListQuery, parseReadQuery } from '../query/parse';
+import type { ExpandNode } from '../query/plan';
+import { prepareBody } from './body';
+import { materialize, EXPAND_ROW_BUDGET } from './serialize';
+import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
+import type { EngineConfig } from './config';
+
+export const SOFT_DELETE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+export const BATCH_MAX = 150;
+
+export interface OpResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** The standard operations of spec "Standard operations", for any declared resource. */
+export class Engine {
+  constructor(
+    readonly store: SqlStore,
+    readonly config: EngineConfig,
+  ) {}
+
+  readContext(principal: Principal, db: Kysely<any> = this.store.db): ReadContext {
+    const { registry, clock, ids } = this.config;
+    return { principal, teamId: principal.teamId, repo: new Repo(db, this.store.dialect), registry, clock, ids, now: clock.now() };
+  }
+
+  /** A write context bound to a transaction; `events` collects what `emit` records. */
+  writeContext(principal: Principal, trx: Kysely<any>, events: PendingEvent[]): WriteContext {
+    const base = this.readContext(principal, trx);
+    const dialect = this.store.dialect;
+    let lastStamp = 0;
+    const ctx: WriteContext = {
+      ...base,
+      db: trx,
+      emit: (e) => {
+        events.push(e);
+      },
+      actor: async () => {
+        if (principal.actorId) return { id: principal.actorId, type: 'human' as ActorType };
+        const actors = base.registry.get('actor');
+        const ts = dialect.encode('timestamp', base.now);
+        await trx.insertInto(actors.table).values({
+          id: base.ids.uuid(), team_id: principal.teamId, type: 'human', display_name: principal.memberName,
+          member_id: principal.memberId, created_at: ts, updated_at: ts,
+        }).onConflict((oc) => oc.columns(['team_id', 'member_id']).doNothing()).execute();
+        const row = await trx.selectFrom(actors.table).select('id')
+          .where('team_id', '=', principal.teamId).where('member_id', '=', principal.memberId).executeTakeFirstOrThrow();
+        principal.actorId = row.id as string;
+        return { id: principal.actorId, type: 'human' as ActorType };
+      },
+      mustGet: async (r, id, field) => {
+        const res = typeof r === 'string' ? base.registry.get(r) : r;
+        const rec = await base.repo.get(res, principal.teamId, id);
+        if (!rec) {
+          throw new ProblemError('resource_not_found', field ? `${field}: no ${res.name} '${id}' in this workspace` : `No ${res.name} '${id}'`, field ? { field, id } : { id });
+        }
+        return rec;
+      },
+      stamp: (previous) => {
+        let t = base.now;
+        if (previous !== undefined && t <= previous) t = previous + 1;
+        if (t <= lastStamp) t = lastStamp + 1;
+        lastStamp = t;
+        return t;
+      },
+    };
+    return ctx;
+  }
+
+  /** Serialise records for a response (relation ids, expand, fields). */
+  async present(ctx: ReadContext, res: Resource, recs: Rec[], expand: ExpandNode, fields: Map<string, Set<string>>) {
+    return materialize(ctx, res, recs, { expand, fields, budget: { used: 0, max: EXPAND_ROW_BUDGET } });
+  }
+
+  private noExpand: ExpandNode = { children: new Map() };
+
+  async payloadOf(ctx: ReadContext, res: Resource, rec: Rec): Promise<Record<string, unknown>> {
+    const [obj] = await this.present(ctx, res, [rec], this.noExpand, new Map());
+    return obj!;
+  }
+
+  // --- reads ----------------------------------------------------------------
+
+  async list(ctx: ReadContext, res: Resource, query: URLSearchParams): Promise<OpResult> {
+    const parsed = parseListQuery(query, {
+      res, registry: ctx.registry, teamId: ctx.teamId, now: ctx.now, cursorSecret: this.config.cursorSecret,
+    });
+    const { plan } = parsed;
+    if (parsed.none) {
+      return { status: 200, body: { data: [], ...(plan.includeTotal ? { total: 0 } : {}), limit: plan.limit, hasMore: false, nextCursor: null } };
+    }
+    const rows = await ctx.repo.list(plan, ctx.teamId, plan.limit + 1);
+    const hasMore = rows.length > plan.limit;
+    const page = hasMore ? rows.slice(0, plan.limit) : rows;
+    const data = await this.present(ctx, res, page, plan.expand, plan.fields);
+    let nextCursor: string | null = null;
+    if (hasMore) {
+      const last = page[page.length - 1]!;
+      nextCursor = encodeCursor(
+        { v: 1, r: res.path, w: ctx.teamId, s: parsed.sortKey, f: parsed.filterKey, b: [last[plan.sort.field] ?? null, last.id], t: ctx.now },
+        this.config.cursorSecret,
+      );
+    }
+    const body: Record<string, unknown> = { data };
+    if (plan.includeTotal) body.total = await ctx.repo.count(plan, ctx.teamId);
+    body.limit = plan.limit;
+    body.hasMore = hasMore;
+    body.nextCursor = nextCursor;
+    return { status: 200, body };
+  }
+
+  async get(ctx: ReadContext, res: Resource, id: string, query: URLSearchParams): Promise<OpResult> {
+    const { expand, fields } = parseReadQuery(query, res, ctx.registry);
+    const rec = await ctx.repo.get(res, ctx.teamId, id);
+    if (!rec) throw notFound(res, id);
+    const [obj] = await this.present(ctx, res, [rec], expand, fields);
+    if (res.hooks?.decorateGet) await res.hooks.decorateGet(ctx, rec, obj!);
+    return { status: 200, body: obj };
+  }
+
+  private async respond(ctx: ReadContext, res: Resource, rec: Rec, query: URLSearchParams, status: number, payload?: Record<string, unknown>): Promise<OpResult> {
+    const { expand, fields } = parseReadQuery(query, res, ctx.registry);
+    if (payload && expand.children.size === 0 && fields.size === 0) return { status, body: payload };
+    const [obj] = await this.present(ctx, res, [rec], expand, fields);
+    return { status, body: obj };
+  }
+
+  // --- writes ---------------------------------------------------------------
+
+  private event(ctx: WriteContext, res: Resource, action: string, rec: Rec, payload: Record<string, unknown>) {
+    ctx.emit({
+      type: `${res.name}.${action}`,
+      aggregateType: res.name,
+      aggregateId: rec.id,
+      projectId: projectIdOf(res, rec),
+      payload: { [res.name]: payload },
+    });
+  }
+
+  private membershipEvents(ctx: WriteContext, res: Resource, rec: Rec, relation: string, ids: string[], change: 'added' | 'removed') {
+    for (const relatedId of ids) {
+      ctx.emit({
+        type: `${res.name}.${relation}.${change}`,
+        aggregateType: res.name,
+        aggregateId: rec.id,
+        projectId: projectIdOf(res, rec),
+        payload: { parentId: rec.id, relatedId, relation },
+      });
+    }
+  }
+
+  /** Check every id of a relation set exists in the workspace: else 404 m2m_target_not_found with `missing`. */
+  private async checkTargets(ctx: WriteContext, res: Resource, relation: string, parent: Rec | undefined, ids: string[], field?: string) {
+    const rel = res.relations![relation]!;
+    if (!rel.supported) throw new ProblemError('m2m_not_supported', `${res.path} does not support '${relation}' yet`, { relation });
+    const target = ctx.registry.get(rel.target);
+    const found = await ctx.repo.getMany(target, ctx.teamId, ids);
+    if (found.length !== ids.length) {
+      const have = new Set(found.map((f) => f.id));
+      const missing = ids.filter((i) => !have.has(i));
+      if (rel.notFoundCode) throw new ProblemError(rel.notFoundCode, `${relation} holds ids that are not in this workspace`, { missing, relation });
+      throw new ProblemError('m2m_target_not_found', `${missing.length} id(s) of '${relation}' do not exist in this workspace`, {
+        missing, relation, ...(field ? { field } : {}),
+      });
+    }
+    if (rel.validate && parent) await rel.validate(ctx, parent, ids);
+    return found;
+  }
+
+  private async checkRefs(ctx: WriteContext, res: Resource, values: Record<string, unknown>) {
+    for (const [key, v] of Object.entries(values)) {
+      const def = res.fields[key];
+      if (def?.ref && typeof v === 'string') await ctx.mustGet(def.ref, v, key);
+    }
+  }
+
+  async create(ctx: WriteContext, res: Resource, body: unknown, query: URLSearchParams): Promise<OpResult> {
+    parseReadQuery(query, res, ctx.registry);
+    const { values, relations } = prepareBody(res, body, 'create');
+    await this.checkRefs(ctx, res, values);
+    for (const [relation, ids] of Object.entries(relations)) await this.checkTargets(ctx, res, relation, undefined, ids, fieldOfRelation(res, relation));
+    await res.hooks?.beforeCreate?.(ctx, values);
+    const actor = await ctx.actor();
+    const now = ctx.stamp();
+    const rec: Rec = {
+      ...values,
+      id: ctx.ids.id(),
+      createdAt: now,
+      updatedAt: now,
+      createdByActorId: actor.id,
+      updatedByActorId: actor.id,
+      createdByActorType: actor.type,
+      updatedByActorType: actor.type,
+    };
+    for (const c of res.columns) if (!(c.key in rec)) rec[c.key] = null;
+    await ctx.repo.insert(res, ctx.teamId, rec);
+    for (const [relation, ids] of Object.entries(relations)) {
+      const rel = res.relations![relation]!;
+      if (rel.validate) await rel.validate(ctx, rec, ids);
+      const added = await ctx.repo.addLinks(`${res.name}.${relation}`, ctx.teamId, rec.id, ids, now);
+      this.membershipEvents(ctx, res, rec, relation, added, 'added');
+    }
+    await res.hooks?.afterCreate?.(ctx, rec);
+    const stored = (await ctx.repo.get(res, ctx.teamId, rec.id))!;
+    const payload = await this.payloadOf(ctx, res, stored);
+    this.event(ctx, res, 'created', stored, payload);
+    return this.respond(ctx, res, stored, query, 201, payload);
+  }
+
+  async update(ctx: WriteContext, res: Resource, id: string, body: unknown, query: URLSearchParams): Promise<OpResult> {
+    parseReadQuery(query, res, ctx.registry);
+    const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
+    if (!current) throw notFound(res, id);
+    const { values: patch, relations, expectedUpdatedAt } = prepareBody(res, body, 'update');
+    if (expectedUpdatedAt !== undefined && expectedUpdatedAt !== current.updatedAt) {
+      throw new ProblemError('stale_write', `${res.name} ${id} changed since ${iso(expectedUpdatedAt)}`, {
+        currentUpdatedAt: iso(current.updatedAt as number),
+      });
+    }
+    for (const [key, v] of Object.entries(patch)) {
+      const def = res.fields[key]!;
+      if (def.mode === 'createOnly') {
+        if (v !== current[key]) {
+          throw new ProblemError('validation_failed', `${key} cannot change after creation`, {
+            errors: [{ field: key, code: 'immutable', message: `${key} is set once at creation` }],
+          });
+        }
+        delete patch[key];
+      }
+    }
+    await this.checkRefs(ctx, res, patch);
+    for (const [relation, ids] of Object.entries(relations)) await this.checkTargets(ctx, res, relation, current, ids, fieldOfRelation(res, relation));
+    await res.hooks?.beforeUpdate?.(ctx, current, patch);
+    const actor = await ctx.actor();
+    const now = ctx.stamp(current.updatedAt as number);
+    const values = { ...patch, updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type };
+    const ok = await ctx.repo.update(res, ctx.teamId, id, values, current.updatedAt as number);
+    if (!ok) throw new ProblemError('stale_write', `${res.name} ${id} changed while this update ran`);
+    const after = { ...current, ...values } as Rec;
+    for (const [relation, ids] of Object.entries(relations)) {
+      const kind = `${res.name}.${relation}`;
+      const existing = (await ctx.repo.linksOf(kind, [id])).get(id) ?? [];
+      const want = new Set(ids);
+      const removed = await ctx.repo.removeLinks(kind, id, existing.filter((x) => !want.has(x)));
+      const added = await ctx.repo.addLinks(kind, ctx.teamId, id, ids, now);
+      this.membershipEvents(ctx, res, after, relation, removed, 'removed');
+      this.membershipEvents(ctx, res, after, relation, added, 'added');
+    }
+    await res.hooks?.afterUpdate?.(ctx, current, after);
+    const stored = (await ctx.repo.get(res, ctx.teamId, id))!;
+    const payload = await this.payloadOf(ctx, res, stored);
+    this.event(ctx, res, 'updated', stored, payload);
+    return this.respond(ctx, res, stored, query, 200, payload);
+  }
+
+  async remove(ctx: WriteContext, res: Resource, id: string): Promise<OpResult> {
+    const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
+    if (!current) throw notFound(res, id);
+    await res.hooks?.beforeDelete?.(ctx, current);
+    const payload = await this.payloadOf(ctx, res, current);
+    if (res.softDelete) {
+      const actor = await ctx.actor();
+      const now = ctx.stamp(current.updatedAt as number);
+      await ctx.repo.update(res, ctx.teamId, id, {
+        purgeAt: ctx.now + SOFT_DELETE_RETENTION_MS, deletedById: ctx.principal.memberId,
+        updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type,
+      });
+    } else {
+      await this.destroy(ctx, res, current);
+    }
+    this.event(ctx, res, 'removed', current, payload);
+    return { status: 204 };
+  }
+
+  /** Remove a row for good, with its dependants and links. */
+  async destroy(ctx: WriteContext, res: Resource, rec: Rec): Promise<void> {
+    await res.hooks?.beforeDestroy?.(ctx, rec);
+    const own = Object.keys(res.relations ?? {}).map((r) => `${res.name}.${r}`);
+    const pointing: string[] = [];
+    for (const other of ctx.registry.all()) {
+      for (const [rname, rel] of Object.entries(other.relations ?? {})) if (rel.target === res.name) pointing.push(`${other.name}.${rname}`);
+    }
+    await ctx.repo.dropLinks({ kinds: own, parentIds: [rec.id] });
+    await ctx.repo.dropLinks({ kinds: pointing, relatedIds: [rec.id] });
+    await ctx.repo.destroy(res, ctx.teamId, [rec.id]);
+  }
+
+  async restore(ctx: WriteContext, res: Resource, id: string, query: URLSearchParams): Promise<OpResult> {
+    const current = await ctx.repo.get(res, ctx.teamId, id, { includeTrashed: true, lock: true });
+    if (!current || (current.purgeAt !== null && (current.purgeAt as number) <= ctx.now)) throw notFound(res, id);
+    if (current.purgeAt === null) return this.respond(ctx, res, current, query, 200);
+    await res.hooks?.beforeRestore?.(ctx, current);
+    const actor = await ctx.actor();
+    const now = ctx.stamp(current.updatedAt as number);
+    await ctx.repo.update(res, ctx.teamId, id, {
+      purgeAt: null, deletedById: null, updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type,
+    });
+    const stored = (await ctx.repo.get(res, ctx.teamId, id))!;
+    const payload = await this.payloadOf(ctx, res, stored);
+    this.event(ctx, res, 'restored', stored, payload);
+    return this.respond(ctx, res, stored, query, 200, payload);
+  }
+
+  /** POST / DELETE /{resource}/{id}/{relation} with `{ids}` (spec rule 12). */
+  async relation(ctx: WriteContext, res: Resource, id: string, relationPath: string, change: 'add' | 'remove', body: unknown, query: URLSearchParams): Promise<OpResult> {
+    const relation = res.relationByPath[relationPath];
+    if (!relation) {
+      throw new ProblemError('m2m_relation_unknown', `${res.path} has no relation '${relationPath}'`, {
+        relation: relationPath, available: Object.keys(res.relationByPath),
+      });
+    }
+    const rel = res.relations![relation]!;
+    if (!rel.supported) throw new ProblemError('m2m_not_supported', `${res.path} does not support '${relationPath}' yet`, { relation: relationPath });
+    parseReadQuery(query, res, ctx.registry);
+    const raw = (body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).ids : undefined);
+    if (raw === undefined || raw === null || (Array.isArray(raw) && raw.length === 0)) {
+      throw new ProblemError('batch_empty', 'ids must be a non-empty array of ids');
+    }
+    if (!Array.isArray(raw) || raw.some((x) => typeof x !== 'string' || !/^[0-9A-Za-z_!]+$/.test(x))) {
+      throw new ProblemError('validation_failed', 'ids must be an array of id strings', {
+        errors: [{ field: 'ids', code: 'invalid_type', message: 'must be an array of id strings' }],
+      });
+    }
+    const ids = [...new Set(raw as string[])];
+    if (raw.length > rel.max) {
+      throw new ProblemError('batch_too_large', `At most ${rel.max} ids per request`, { max: rel.max, received: raw.length });
+    }
+    const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
+    if (!current) throw notFound(res, id);
+    const kind = `${res.name}.${relation}`;
+    let changed: string[];
+    if (change === 'add') {
+      await this.checkTargets(ctx, res, relation, current, ids);
+      changed = await ctx.repo.addLinks(kind, ctx.teamId, id, ids, ctx.now);
+    } else {
+      await this.checkTargets(ctx, res, relation, undefined, ids);
+      changed = await ctx.repo.removeLinks(kind, id, ids);
+    }
+    let rec = current;
+    if (changed.length) {
+      const actor = await ctx.actor();
+      const now = ctx.stamp(current.updatedAt as number);
+      await ctx.repo.update(res, ctx.teamId, id, { updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type });
+      rec = (await ctx.repo.get(res, ctx.teamId, id))!;
+      this.membershipEvents(ctx, res, rec, relation, changed, change === 'add' ? 'added' : 'removed');
+    }
+    return this.respond(ctx, res, rec, query, 200);
+  }
+
+  /** Write collected events to the outbox in the same transaction (the delivery envelope of spec "Delivery request"). */
+  async flushEvents(trx: Kysely<any>, principal: Principal, events: PendingEvent[], now: number): Promise<void> {
+    if (events.length === 0) return;
+    const d = this.store.dialect;
+    const rows = events.map((e) => {
+      const eventId = this.config.ids.uuid();
+      const envelope = {
+        eventId,
+        type: e.type,
+        aggregateType: e.aggregateType,
+        aggregateId: e.aggregateId,
+        teamId: principal.teamId,
+        projectId: e.projectId,
+        triggeredBy: principal.memberId
+          ? { source: 'human', userId: principal.userId, teamMemberId: principal.memberId }
+          : { source: 'system' },
+        timestamp: iso(now),
+        payload: e.payload,
+      };
+      return {
+        id: eventId, team_id: principal.teamId, type: e.type, aggregate_type: e.aggregateType, aggregate_id: e.aggregateId,
+        project_id: e.projectId, body: d.encode('json', envelope), created_at: d.encode('timestamp', now),
+      };
+    });
+    for (let i = 0; i < rows.length; i += 100) await trx.insertInto('outbox').values(rows.slice(i, i + 100)).execute();
+  }
+
+  /** Destroy soft-deleted rows past retention; emits `{resource}.force_deleted`. Returns how many went. */
+  async purge(system: Principal): Promise<number> {
+    let total = 0;
+    for (const res of this.config.registry.all()) {
+      if (!res.softDelete) continue;
+      for (;;) {
+        const n = await this.store.transaction(async (trx) => {
+          const events: PendingEvent[] = [];
+          const rows = await trx.selectFrom(res.table).selectAll()
+            .where('purge_at', '<=', this.store.dialect.encode('timestamp', this.config.clock.now()))
+            .orderBy('purge_at').limit(200).execute();
+          const repo = new Repo(trx, this.store.dialect);
+          for (const row of rows) {
+            const rec = repo.decode(res, row);
+            const p = { ...system, teamId: row.team_id as string };
+            const ctx = this.writeContext(p, trx, events);
+            const payload = await this.payloadOf(ctx, res, rec);
+            await this.destroy(ctx, res, rec);
+            this.event(ctx, res, 'force_deleted', rec, payload);
+            await this.flushEvents(trx, p, events.splice(0), ctx.now);
+          }
+          return rows.length;
+        });
+        total += n;
+        if (n < 200) break;
+      }
+    }
+    return total;
+  }
+}
+
+function notFound(res: Resource, id: string): ProblemError {
+  return new ProblemError('resource_not_found', `No ${res.name} '${id}'`, { id });
+}
+
+function projectIdOf(res: Resource, rec: Rec): string | null {
+  if (res.name === 'project') return rec.id;
+  const v = rec.projectId;
+  return typeof v === 'string' ? v : null;
+}
+
+function fieldOfRelation(res: Resource, relation: string): string | undefined {
+  for (const [field, rel] of Object.entries(res.relationFields)) if (rel === relation) return field;
+  return undefined;
+}
+

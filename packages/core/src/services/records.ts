@@ -1,0 +1,50 @@
+import type { Rec, Resource } from '../resources/define-resource';
+import type { WriteContext } from './context';
+import { materialize, EXPAND_ROW_BUDGET } from './serialize';
+
+/**
+ * Insert a row of any resource from a hook (a project's default status, …),
+ * stamped like an API create and announced with its `created` event.
+ */
+export async function insertRecord(ctx: WriteContext, resName: string, values: Record<string, unknown>): Promise<Rec> {
+  const res = ctx.registry.get(resName);
+  const actor = await ctx.actor();
+  const now = ctx.stamp();
+  const rec: Rec = {
+    ...values,
+    id: ctx.ids.id(),
+    createdAt: now,
+    updatedAt: now,
+    createdByActorId: actor.id,
+    updatedByActorId: actor.id,
+    createdByActorType: actor.type,
+    updatedByActorType: actor.type,
+  };
+  for (const c of res.columns) if (!(c.key in rec)) rec[c.key] = null;
+  await ctx.repo.insert(res, ctx.teamId, rec);
+  await announce(ctx, res, rec, 'created');
+  return rec;
+}
+
+/** Update a row from a hook (a moved subtask, a cleared reference) and emit `updated`. */
+export async function patchRecord(ctx: WriteContext, res: Resource, rec: Rec, values: Record<string, unknown>): Promise<Rec> {
+  const actor = await ctx.actor();
+  const now = ctx.stamp(rec.updatedAt as number);
+  const all = { ...values, updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type };
+  await ctx.repo.update(res, ctx.teamId, rec.id, all);
+  const after = { ...rec, ...all } as Rec;
+  await announce(ctx, res, after, 'updated');
+  return after;
+}
+
+/** Emit a lifecycle event carrying the resource's current response form. */
+export async function announce(ctx: WriteContext, res: Resource, rec: Rec, action: string): Promise<void> {
+  const [payload] = await materialize(ctx, res, [rec], { expand: { children: new Map() }, fields: new Map(), budget: { used: 0, max: EXPAND_ROW_BUDGET } });
+  ctx.emit({
+    type: `${res.name}.${action}`,
+    aggregateType: res.name,
+    aggregateId: rec.id,
+    projectId: res.name === 'project' ? rec.id : typeof rec.projectId === 'string' ? rec.projectId : null,
+    payload: { [res.name]: payload },
+  });
+}

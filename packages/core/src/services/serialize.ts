@@ -1,0 +1,95 @@
+import { ProblemError } from '../errors/problem';
+import { iso } from '../clock/index';
+import type { Rec, Resource } from '../resources/define-resource';
+import type { ExpandNode } from '../query/plan';
+import type { ReadContext } from './context';
+
+/** Expand row budget per request (spec: value not shown; docs/not-shown.md). */
+export const EXPAND_ROW_BUDGET = 2000;
+
+export interface MaterializeOptions {
+  expand: ExpandNode;
+  fields: Map<string, Set<string>>;
+  /** Shared across hops of one request. */
+  budget: { used: number; max: number };
+}
+
+/** Turn one record into its response form (relation-backed id arrays supplied). */
+export function toResponse(res: Resource, rec: Rec, links: Map<string, Map<string, string[]>>, select?: Set<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const c of res.columns) {
+    if (c.internal || c.writeOnly) continue;
+    if (select && c.key !== 'id' && !select.has(c.key)) continue;
+    const v = rec[c.key];
+    out[c.key] = v === null || v === undefined ? null : c.kind === 'timestamp' ? iso(v as number) : v;
+  }
+  for (const [field, relation] of Object.entries(res.relationFields)) {
+    if (select && !select.has(field)) continue;
+    out[field] = links.get(`${res.name}.${relation}`)?.get(rec.id) ?? [];
+  }
+  return out;
+}
+
+/**
+ * Serialise records and resolve `expand`, one query per hop over the
+ * de-duplicated keys of the whole page (never a query per row), with workspace
+ * and soft-delete scoping on every hop and the row budget checked before each.
+ */
+export async function materialize(ctx: ReadContext, res: Resource, recs: Rec[], o: MaterializeOptions): Promise<Record<string, unknown>[]> {
+  const ids = recs.map((r) => r.id);
+  const kinds = Object.values(res.relationFields).map((rel) => `${res.name}.${rel}`);
+  const links = kinds.length ? await ctx.repo.linksFor(kinds, ids) : new Map<string, Map<string, string[]>>();
+  const select = o.fields.get(res.path);
+  const outs = recs.map((r) => toResponse(res, r, links, select));
+  for (const [relName, child] of o.expand.children) {
+    const rel = res.expand[relName]!;
+    const target = ctx.registry.get(rel.target);
+    const charge = (n: number) => {
+      if (o.budget.used + n > o.budget.max) {
+        throw new ProblemError('expand_budget_exceeded', `Expanding '${relName}' would materialise more than ${o.budget.max} rows`, {
+          relation: relName, budget: o.budget.max,
+        });
+      }
+      o.budget.used += n;
+    };
+    if (rel.kind === 'one') {
+      const keys = [...new Set(recs.map((r) => r[rel.field]).filter((v): v is string => typeof v === 'string'))];
+      charge(keys.length);
+      const found = await ctx.repo.getMany(target, ctx.teamId, keys);
+      const objs = await materialize(ctx, target, found, { ...o, expand: child });
+      const byId = new Map(found.map((f, i) => [f.id, objs[i]!]));
+      recs.forEach((r, i) => {
+        const k = r[rel.field];
+        outs[i]![relName] = typeof k === 'string' ? byId.get(k) ?? null : null;
+      });
+    } else if (rel.kind === 'many') {
+      const kind = `${res.name}.${rel.relation}`;
+      const linked = links.get(kind) ?? (await ctx.repo.linksOf(kind, ids));
+      const keys = [...new Set([...linked.values()].flat())];
+      charge(keys.length);
+      const found = await ctx.repo.getMany(target, ctx.teamId, keys);
+      const objs = await materialize(ctx, target, found, { ...o, expand: child });
+      const byId = new Map(found.map((f, i) => [f.id, objs[i]!]));
+      recs.forEach((r, i) => {
+        outs[i]![relName] = (linked.get(r.id) ?? []).map((k) => byId.get(k)).filter((x) => x !== undefined);
+      });
+    } else {
+      const column = target.columnOf[rel.field]!;
+      const room = o.budget.max - o.budget.used;
+      const found = await ctx.repo.findBy(target, ctx.teamId, column, ids, { orderBy: 'created_at', limit: room + 1 });
+      charge(found.length);
+      const objs = await materialize(ctx, target, found, { ...o, expand: child });
+      const groups = new Map<string, Record<string, unknown>[]>();
+      found.forEach((f, i) => {
+        const k = f[rel.field] as string;
+        const g = groups.get(k);
+        if (g) g.push(objs[i]!);
+        else groups.set(k, [objs[i]!]);
+      });
+      recs.forEach((r, i) => {
+        outs[i]![relName] = groups.get(r.id) ?? [];
+      });
+    }
+  }
+  return outs;
+}

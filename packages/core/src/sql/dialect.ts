@@ -1,0 +1,37 @@
+import type { Kysely, RawBuilder, Expression } from 'kysely';
+import type { StorageKind } from '../resources/fields';
+
+/**
+ * What an adapter supplies besides its Kysely instance: how values of each
+ * storage kind travel, the DDL types, and the few behaviours that differ.
+ * Shared code never branches on the dialect's name (kysely's DialectAdapter
+ * is the model).
+ */
+export interface DialectSupport {
+  readonly name: string;
+  /** DDL type of each storage kind (plus `id` for key columns, `bigint` for counters). */
+  readonly ddl: Record<StorageKind | 'id' | 'bigint', string>;
+  encode(kind: StorageKind, value: unknown): unknown;
+  decode(kind: StorageKind, value: unknown): unknown;
+  /** One case rule for `contains` and `startsWith` on both databases. */
+  fold(expr: Expression<unknown>): RawBuilder<string>;
+  readonly capabilities: {
+    /** `SELECT … FOR UPDATE` locks rows (Postgres); SQLite serialises writers instead. */
+    forUpdate: boolean;
+    /** Several processes may share the database. */
+    multiProcess: boolean;
+  };
+  /** A unique constraint refused the write. */
+  isUniqueViolation(err: unknown): boolean;
+  /** The database cannot be reached or dropped the connection: answer 503. */
+  isUnavailable(err: unknown): boolean;
+}
+
+/** An opened database the core can work on. Adapters return one. */
+export interface SqlStore {
+  readonly db: Kysely<any>;
+  readonly dialect: DialectSupport;
+  /** Run `fn` in one write transaction (SQLite: BEGIN IMMEDIATE). */
+  transaction<T>(fn: (trx: Kysely<any>) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

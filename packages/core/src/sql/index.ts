@@ -1,0 +1,3 @@
+export type { DialectSupport, SqlStore } from './dialect';
+export { migrate, migrations } from './migrations';
+export { Repo, escapeLike } from './repo';

@@ -1,0 +1,252 @@
+import { sql, type Kysely, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import type { Rec, Resource } from '../resources/define-resource';
+import type { DialectSupport } from './dialect';
+import type { Condition, ListPlan } from '../query/plan';
+
+/**
+ * The generic storage operations the engine needs, compiled once with kysely
+ * for every dialect. Every method is scoped to one workspace (`teamId`).
+ */
+export class Repo {
+  constructor(
+    readonly db: Kysely<any>,
+    readonly dialect: DialectSupport,
+  ) {}
+
+  /** Row (snake_case, encoded) → engine record (camelCase, JS values). */
+  decode(res: Resource, row: Record<string, unknown>): Rec {
+    const out: Record<string, unknown> = {};
+    const d = this.dialect;
+    for (const c of res.columns) {
+      const v = row[c.column];
+      out[c.key] = v === null || v === undefined ? null : d.decode(c.kind, v);
+    }
+    return out as Rec;
+  }
+
+  private encodeValues(res: Resource, rec: Record<string, unknown>): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    const d = this.dialect;
+    for (const c of res.columns) {
+      if (!(c.key in rec)) continue;
+      const v = rec[c.key];
+      out[c.column] = v === null || v === undefined ? null : d.encode(c.kind, v);
+    }
+    return out;
+  }
+
+  async insert(res: Resource, teamId: string, rec: Record<string, unknown>): Promise<void> {
+    await this.db.insertInto(res.table).values({ ...this.encodeValues(res, rec), team_id: teamId }).execute();
+  }
+
+  /** One row by id. Trashed rows only with `includeTrashed`; `lock` takes a row lock where the dialect has them. */
+  async get(res: Resource, teamId: string, id: string, opts: { includeTrashed?: boolean; lock?: boolean } = {}): Promise<Rec | undefined> {
+    let q = this.db.selectFrom(res.table).selectAll().where('id', '=', id).where('team_id', '=', teamId);
+    if (res.softDelete && !opts.includeTrashed) q = q.where('purge_at', 'is', null);
+    if (opts.lock && this.dialect.capabilities.forUpdate) q = q.forUpdate();
+    const row = await q.executeTakeFirst();
+    return row ? this.decode(res, row) : undefined;
+  }
+
+  /** Live rows with these ids (order not kept). */
+  async getMany(res: Resource, teamId: string, ids: readonly string[], extra?: Condition[]): Promise<Rec[]> {
+    if (ids.length === 0) return [];
+    let q = this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId).where('id', 'in', ids as string[]);
+    if (res.softDelete) q = q.where('purge_at', 'is', null);
+    if (extra?.length) q = q.where((eb) => eb.and(extra.map((c) => this.condition(eb, c))));
+    const rows = await q.execute();
+    return rows.map((r) => this.decode(res, r));
+  }
+
+  /** Live rows whose `column` is one of `values`. */
+  async findBy(res: Resource, teamId: string, column: string, values: readonly unknown[], opts: { orderBy?: string; limit?: number } = {}): Promise<Rec[]> {
+    if (values.length === 0) return [];
+    let q = this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId).where(column, 'in', values as any[]);
+    if (res.softDelete) q = q.where('purge_at', 'is', null);
+    if (opts.orderBy) q = q.orderBy(opts.orderBy).orderBy('id');
+    if (opts.limit) q = q.limit(opts.limit);
+    const rows = await q.execute();
+    return rows.map((r) => this.decode(res, r));
+  }
+
+  /** A page of rows for a list plan: keyset after the boundary, one extra row to tell hasMore. */
+  async list(plan: ListPlan, teamId: string, take: number): Promise<Rec[]> {
+    const { resource: res, sort } = plan;
+    const dir = sort.desc ? 'desc' : 'asc';
+    let q = this.db.selectFrom(res.table).selectAll().where((eb) => this.where(eb, plan, teamId));
+    if (plan.after) {
+      const b = plan.after;
+      q = q.where((eb) => this.keyset(eb, plan, b.value, b.id));
+    }
+    // Nulls sort as the largest value on both databases: last ascending, first descending.
+    if (sort.nullable) q = q.orderBy(sql`(${sql.ref(sort.column)} is null)`, dir);
+    q = q.orderBy(sort.column, dir).orderBy('id', dir).limit(take);
+    const rows = await q.execute();
+    return rows.map((r) => this.decode(res, r));
+  }
+
+  async count(plan: ListPlan, teamId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom(plan.resource.table)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where((eb) => this.where(eb, plan, teamId))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  private where(eb: ExpressionBuilder<any, any>, plan: ListPlan, teamId: string): Expression<SqlBool> {
+    const parts: Expression<SqlBool>[] = [eb('team_id', '=', teamId)];
+    if (plan.resource.softDelete && !plan.includeTrashed) parts.push(eb('purge_at', 'is', null));
+    for (const c of plan.conditions) parts.push(this.condition(eb, c));
+    return eb.and(parts);
+  }
+
+  private keyset(eb: ExpressionBuilder<any, any>, plan: ListPlan, value: unknown, id: string): Expression<SqlBool> {
+    const { column, desc, nullable, kind } = plan.sort;
+    const cmp = desc ? '<' : '>';
+    const col = eb.ref(column);
+    if (value === null || value === undefined) {
+      // Boundary is in the null block.
+      const inNullBlock = eb.and([eb(col, 'is', null), eb('id', cmp, id)]);
+      return desc ? eb.or([inNullBlock, eb(col, 'is not', null)]) : inNullBlock;
+    }
+    const v = this.dialect.encode(kind, value);
+    const after = eb(eb.refTuple(column, 'id'), cmp, eb.tuple(v, id));
+    if (!nullable) return after;
+    return desc ? eb.and([eb(col, 'is not', null), after]) : eb.or([after, eb(col, 'is', null)]);
+  }
+
+  condition(eb: ExpressionBuilder<any, any>, c: Condition): Expression<SqlBool> {
+    const d = this.dialect;
+    if (c.linkKind) {
+      const ids = c.op === 'in' ? (c.value as string[]) : [c.value as string];
+      return eb.exists(
+        eb.selectFrom('links as l').select(sql.lit(1).as('one'))
+          .where('l.kind', '=', c.linkKind).whereRef('l.parent_id', '=', c.column as any)
+          .where('l.related_id', 'in', ids),
+      );
+    }
+    const col = eb.ref(c.column);
+    const enc = (v: unknown) => (v === null ? null : d.encode(c.kind, v));
+    switch (c.op) {
+      case 'eq':
+        return c.value === null ? eb(col, 'is', null) : eb(col, '=', enc(c.value));
+      case 'in':
+        return eb(col, 'in', (c.value as unknown[]).map(enc));
+      case 'gt':
+        return eb(col, '>', enc(c.value));
+      case 'gte':
+        return eb(col, '>=', enc(c.value));
+      case 'lt':
+        return eb(col, '<', enc(c.value));
+      case 'lte':
+        return eb(col, '<=', enc(c.value));
+      case 'null':
+        return eb(col, c.value ? 'is' : 'is not', null);
+      case 'notNull':
+        return eb(col, c.value ? 'is not' : 'is', null);
+      case 'contains':
+      case 'startsWith': {
+        const needle = escapeLike(String(c.value).toLowerCase());
+        const pattern = c.op === 'contains' ? `%${needle}%` : `${needle}%`;
+        return sql<SqlBool>`${d.fold(col)} like ${pattern} escape '\\'`;
+      }
+    }
+  }
+
+  /** Update one row; with `guardUpdatedAt` only if it still carries that stamp. Returns whether a row changed. */
+  async update(res: Resource, teamId: string, id: string, values: Record<string, unknown>, guardUpdatedAt?: number): Promise<boolean> {
+    let q = this.db.updateTable(res.table).set(this.encodeValues(res, values)).where('id', '=', id).where('team_id', '=', teamId);
+    if (guardUpdatedAt !== undefined) q = q.where('updated_at', '=', this.dialect.encode('timestamp', guardUpdatedAt));
+    const r = await q.executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async destroy(res: Resource, teamId: string, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.deleteFrom(res.table).where('team_id', '=', teamId).where('id', 'in', ids as string[]).execute();
+  }
+
+  /** Largest value of a numeric column among rows matching `column = value` (live rows only). */
+  async max(res: Resource, teamId: string, target: string, where: Record<string, unknown>): Promise<number | null> {
+    let q = this.db.selectFrom(res.table).select((eb) => eb.fn.max(target).as('m')).where('team_id', '=', teamId);
+    for (const [k, v] of Object.entries(where)) q = v === null ? q.where(k, 'is', null) : q.where(k, '=', v as any);
+    if (res.softDelete) q = q.where('purge_at', 'is', null);
+    const row = await q.executeTakeFirst();
+    return row?.m === null || row?.m === undefined ? null : Number(row.m);
+  }
+
+  // --- many-to-many links -------------------------------------------------
+
+  /** related ids per parent id, in insertion order. */
+  async linksOf(kind: string, parentIds: readonly string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (parentIds.length === 0) return out;
+    const rows = await this.db.selectFrom('links').select(['parent_id', 'related_id'])
+      .where('kind', '=', kind).where('parent_id', 'in', parentIds as string[])
+      .orderBy('created_at').orderBy('related_id').execute();
+    for (const r of rows) {
+      const list = out.get(r.parent_id);
+      if (list) list.push(r.related_id);
+      else out.set(r.parent_id, [r.related_id]);
+    }
+    return out;
+  }
+
+  /** related ids per kind and parent id, for several relations at once (one query). */
+  async linksFor(kinds: readonly string[], parentIds: readonly string[]): Promise<Map<string, Map<string, string[]>>> {
+    const out = new Map<string, Map<string, string[]>>();
+    for (const k of kinds) out.set(k, new Map());
+    if (kinds.length === 0 || parentIds.length === 0) return out;
+    const rows = await this.db.selectFrom('links').select(['kind', 'parent_id', 'related_id'])
+      .where('kind', 'in', kinds as string[]).where('parent_id', 'in', parentIds as string[])
+      .orderBy('created_at').orderBy('related_id').execute();
+    for (const r of rows) {
+      const byParent = out.get(r.kind)!;
+      const list = byParent.get(r.parent_id);
+      if (list) list.push(r.related_id);
+      else byParent.set(r.parent_id, [r.related_id]);
+    }
+    return out;
+  }
+
+  /** Link ids not yet linked; returns those actually added. */
+  async addLinks(kind: string, teamId: string, parentId: string, ids: readonly string[], now: number): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const existing = new Set((await this.linksOf(kind, [parentId])).get(parentId) ?? []);
+    const fresh = [...new Set(ids)].filter((i) => !existing.has(i));
+    if (fresh.length === 0) return [];
+    const ts = this.dialect.encode('timestamp', now);
+    await this.db.insertInto('links')
+      .values(fresh.map((related_id) => ({ kind, parent_id: parentId, related_id, team_id: teamId, created_at: ts })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    return fresh;
+  }
+
+  /** Unlink ids; returns those that were linked. */
+  async removeLinks(kind: string, parentId: string, ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const existing = new Set((await this.linksOf(kind, [parentId])).get(parentId) ?? []);
+    const gone = [...new Set(ids)].filter((i) => existing.has(i));
+    if (gone.length === 0) return [];
+    await this.db.deleteFrom('links').where('kind', '=', kind).where('parent_id', '=', parentId).where('related_id', 'in', gone).execute();
+    return gone;
+  }
+
+  /** Drop every link of these parents (any relation whose kind starts with `kindPrefix`), or pointing at `relatedIds`. */
+  async dropLinks(opts: { kinds: string[]; parentIds?: readonly string[]; relatedIds?: readonly string[] }): Promise<void> {
+    if (opts.kinds.length === 0) return;
+    if (opts.parentIds?.length) {
+      await this.db.deleteFrom('links').where('kind', 'in', opts.kinds).where('parent_id', 'in', opts.parentIds as string[]).execute();
+    }
+    if (opts.relatedIds?.length) {
+      await this.db.deleteFrom('links').where('kind', 'in', opts.kinds).where('related_id', 'in', opts.relatedIds as string[]).execute();
+    }
+  }
+}
+
+/** Escape `%`, `_` and `\` for a LIKE pattern with `ESCAPE '\'`. */
+export function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}

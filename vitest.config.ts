@@ -1,0 +1,23 @@
+import { defineConfig } from 'vitest/config';
+import { fileURLToPath } from 'node:url';
+
+const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@pmapi\/core\/sql$/, replacement: src('./packages/core/src/sql/index.ts') },
+      { find: /^@pmapi\/core$/, replacement: src('./packages/core/src/index.ts') },
+      { find: /^@pmapi\/adapter-sqlite$/, replacement: src('./packages/adapter-sqlite/src/index.ts') },
+      { find: /^@pmapi\/adapter-postgres$/, replacement: src('./packages/adapter-postgres/src/index.ts') },
+      { find: /^@pmapi\/http-node$/, replacement: src('./packages/http-node/src/index.ts') },
+      { find: /^@pmapi\/webhooks$/, replacement: src('./packages/webhooks/src/index.ts') },
+      { find: /^@pmapi\/conformance$/, replacement: src('./packages/conformance/src/index.ts') },
+    ],
+  },
+  test: {
+    include: ['packages/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+  },
+});
