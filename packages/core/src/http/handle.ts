@@ -43,7 +43,9 @@ function route(res: Resource, method: string, segs: string[]): Op {
     throw allow(methods);
   }
   const id = segs[0]!;
-  if (!ID_PATTERN.test(id)) throw new ProblemError('resource_not_found', `No ${res.name} '${id}'`, { id });
+  // Actor ids are UUIDs (spec "Actor"), the one path id outside ID_PATTERN.
+  const actorUuid = res.name === 'actor' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+  if (!ID_PATTERN.test(id) && !actorUuid) throw new ProblemError('resource_not_found', `No ${res.name} '${id}'`, { id });
   if (segs.length === 1) {
     const methods = [ops.get && 'GET', ops.update && 'PATCH', ops.delete && 'DELETE'].filter(Boolean) as string[];
     if (method === 'GET' && ops.get) return { kind: 'get', id };

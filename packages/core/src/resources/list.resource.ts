@@ -69,7 +69,8 @@ export const listResource = defineResource({
   hooks: {
     async beforeCreate(ctx, input) {
       rejectPromotional('name', input.name);
-      const project = input.projectId as string;
+      if (typeof input.projectId !== 'string') throw new ProblemError('project_not_specified', 'A list needs a projectId');
+      const project = input.projectId;
       input.color = typeof input.color === 'string' ? normaliseColor(input.color) : paletteColor(ctx);
       input.archived ??= false;
       input.isMilestone ??= false;

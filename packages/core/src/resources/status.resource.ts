@@ -1,3 +1,4 @@
+import { ProblemError } from '../errors/problem';
 import { defineResource, RANGE } from './define-resource';
 import { f } from './fields';
 import { nextOrder, paletteColor } from './rules';
@@ -49,6 +50,7 @@ export const statusResource = defineResource({
   },
   hooks: {
     async beforeCreate(ctx, input) {
+      if (typeof input.projectId !== 'string') throw new ProblemError('project_not_specified', 'A status needs a projectId');
       input.color ??= paletteColor(ctx);
       input.archived ??= false;
       input.order ??= await nextOrder(ctx, 'status', { project_id: input.projectId }, 100);
