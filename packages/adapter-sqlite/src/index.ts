@@ -55,6 +55,31 @@ export const sqliteDialectSupport: DialectSupport = {
   isUnavailable: (err) => ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_CANTOPEN'].includes((err as { code?: string })?.code ?? ''),
 };
 
+/**
+ * kysely prepares every query anew; better-sqlite3 statements are reusable, so
+ * keep the most recent ones by SQL text (a bounded LRU).
+ */
+function cachingDatabase(raw: Database.Database, max = 500) {
+  const cache = new Map<string, Database.Statement>();
+  return {
+    prepare(sqlText: string) {
+      let stmt = cache.get(sqlText);
+      if (stmt) {
+        cache.delete(sqlText);
+      } else {
+        stmt = raw.prepare(sqlText);
+        if (cache.size >= max) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sqlText, stmt);
+      return stmt;
+    },
+    close() {
+      cache.clear();
+      raw.close();
+    },
+  };
+}
+
 export interface SqliteStoreOptions {
   /** A file path, or `:memory:` (default). */
   filename?: string;
@@ -81,7 +106,7 @@ export async function openSqliteStore(o: SqliteStoreOptions = {}): Promise<SqlSt
   raw.function('pm_fold', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s) as string);
   const onQuery = o.onQuery;
   const db = new Kysely<any>({
-    dialect: new ImmediateSqliteDialect({ database: raw }),
+    dialect: new ImmediateSqliteDialect({ database: cachingDatabase(raw) }),
     ...(onQuery ? { log: (e) => { if (e.level === 'query') onQuery(e.query.sql); } } : {}),
   });
   await migrate(db, sqliteDialectSupport);

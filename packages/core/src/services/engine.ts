@@ -8,7 +8,7 @@ import { encodeCursor } from '../query/cursor';
 import { parseListQuery, parseReadQuery } from '../query/parse';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
-import { materialize, EXPAND_ROW_BUDGET } from './serialize';
+import { materialize, toResponse, EXPAND_ROW_BUDGET } from './serialize';
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
 import type { EngineConfig } from './config';
 
@@ -38,6 +38,8 @@ export class Engine {
     const base = this.readContext(principal, trx);
     const dialect = this.store.dialect;
     let lastStamp = 0;
+    // References checked in this request (existence and project); rows looked up once.
+    const seen = new Map<string, Rec>();
     const ctx: WriteContext = {
       ...base,
       db: trx,
@@ -59,10 +61,14 @@ export class Engine {
       },
       mustGet: async (r, id, field) => {
         const res = typeof r === 'string' ? base.registry.get(r) : r;
+        const memoKey = `${res.name}:${id}`;
+        const known = seen.get(memoKey);
+        if (known) return known;
         const rec = await base.repo.get(res, principal.teamId, id);
         if (!rec) {
           throw new ProblemError('resource_not_found', field ? `${field}: no ${res.name} '${id}' in this workspace` : `No ${res.name} '${id}'`, field ? { field, id } : { id });
         }
+        seen.set(memoKey, rec);
         return rec;
       },
       stamp: (previous) => {
@@ -209,9 +215,19 @@ export class Engine {
       const added = await ctx.repo.addLinks(`${res.name}.${relation}`, ctx.teamId, rec.id, ids, now);
       this.membershipEvents(ctx, res, rec, relation, added, 'added');
     }
-    await res.hooks?.afterCreate?.(ctx, rec);
-    const stored = (await ctx.repo.get(res, ctx.teamId, rec.id))!;
-    const payload = await this.payloadOf(ctx, res, stored);
+    let stored: Rec;
+    let payload: Record<string, unknown>;
+    if (res.hooks?.afterCreate) {
+      await res.hooks.afterCreate(ctx, rec);
+      stored = (await ctx.repo.get(res, ctx.teamId, rec.id))!;
+      payload = await this.payloadOf(ctx, res, stored);
+    } else {
+      // Nothing else touched the row: answer from what was written (links as linksOf orders them).
+      stored = rec;
+      const links = new Map<string, Map<string, string[]>>();
+      for (const [relation, ids] of Object.entries(relations)) links.set(`${res.name}.${relation}`, new Map([[rec.id, [...ids].sort()]]));
+      payload = toResponse(res, rec, links);
+    }
     this.event(ctx, res, 'created', stored, payload);
     return this.respond(ctx, res, stored, query, 201, payload);
   }

@@ -57,7 +57,8 @@ export async function once(
     }
     if (row.status === null) throw new ProblemError('idempotency_key_in_progress', 'A request with this Idempotency-Key is still running; retry shortly');
     const stored = d.decode('json', row.response) as { body?: unknown; headers?: Record<string, string> };
-    return { result: { status: Number(row.status), body: stored.body, headers: stored.headers }, replayed: true };
+    // A bodiless response (204) was stored with body null: replay it bodiless.
+    return { result: { status: Number(row.status), body: stored.body ?? undefined, headers: stored.headers }, replayed: true };
   }
   const result = await run();
   await trx.updateTable('idempotency_keys')

@@ -1,0 +1,10 @@
+// The full pipeline: createPmapi + http-node on a SQLite file.
+import http from 'node:http';
+import { createPmapi } from '@pmapi/core';
+import { openSqliteStore } from '@pmapi/adapter-sqlite';
+import { toNodeHandler } from '@pmapi/http-node';
+
+const api = await createPmapi({ store: await openSqliteStore({ filename: process.argv[2] }), onError: (e) => console.error(e) });
+const server = http.createServer(toNodeHandler(api));
+server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+process.on('SIGINT', () => process.exit(0));

@@ -1,0 +1,75 @@
+import { describe, it, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { builtinResources, errorCodes, Registry } from '@pmapi/core';
+import { openSqliteStore } from '@pmapi/adapter-sqlite';
+
+const specPath = fileURLToPath(new URL('../../../../shared/spec/v3-rest-webhooks-errors-limits.md', import.meta.url));
+const notShownPath = fileURLToPath(new URL('../../../docs/not-shown.md', import.meta.url));
+
+describe('resource registry: every declaration is complete and consistent', () => {
+  const registry = new Registry(builtinResources);
+
+  it('every resource has its table with every declared column', async () => {
+    const store = await openSqliteStore();
+    try {
+      for (const res of builtinResources) {
+        const cols = res.columns.map((c) => c.column);
+        // Selecting every column fails if the table or any column is missing.
+        await expect(store.db.selectFrom(res.table).select(cols).limit(0).execute(), `${res.name}`).resolves.toEqual([]);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('filters, sorts, expands and relations point at real fields and resources', () => {
+    for (const res of builtinResources) {
+      for (const [name, f] of Object.entries(res.filters)) {
+        if (f.relation) expect(res.relations?.[f.relation], `${res.name}.${name}`).toBeDefined();
+        else expect(res.columnOf[f.field ?? name], `${res.name} filter ${name}`).toBeDefined();
+      }
+      for (const s of res.sortFields) expect(res.columnOf[s], `${res.name} sort ${s}`).toBeDefined();
+      for (const [name, e] of Object.entries(res.expand)) {
+        const target = registry.get(e.target);
+        if (e.kind === 'one') expect(res.columnOf[e.field], `${res.name} expand ${name}`).toBeDefined();
+        if (e.kind === 'many') expect(res.relations?.[e.relation], `${res.name} expand ${name}`).toBeDefined();
+        if (e.kind === 'children') expect(target.columnOf[e.field], `${res.name} expand ${name}`).toBeDefined();
+      }
+      for (const [name, rel] of Object.entries(res.relations ?? {})) {
+        if (rel.supported) expect(registry.byName.has(rel.target), `${res.name} relation ${name}`).toBe(true);
+      }
+    }
+  });
+
+  it('scope names are kebab-case plurals and event names camelCase singulars', () => {
+    for (const res of builtinResources) {
+      expect(res.path).toMatch(/^[a-z]+(-[a-z]+)*$/);
+      expect(res.name).toMatch(/^[a-z][A-Za-z]*$/);
+    }
+  });
+});
+
+describe('v3 Errors: one registry, matching the spec', () => {
+  const spec = readFileSync(specPath, 'utf8');
+  const table = spec.slice(spec.indexOf('| code | HTTP |'), spec.indexOf('Idempotency key reuse'));
+  const documented = [...table.matchAll(/^\| ([a-z0-9_]+) \| (\d{3}) \|/gm)].map((m) => ({ code: m[1]!, status: Number(m[2]) }));
+
+  it('every code of the spec table exists with its status', () => {
+    expect(documented.length).toBeGreaterThan(50);
+    for (const { code, status } of documented) {
+      expect(errorCodes, code).toHaveProperty(code);
+      expect((errorCodes as Record<string, { status: number }>)[code]!.status, code).toBe(status);
+    }
+  });
+
+  it('every code of ours the spec does not name is marked notShown and written down in docs/not-shown.md', () => {
+    const names = new Set(documented.map((d) => d.code));
+    const notShown = readFileSync(notShownPath, 'utf8');
+    for (const [code, def] of Object.entries(errorCodes)) {
+      if (names.has(code)) continue;
+      expect((def as { notShown?: boolean }).notShown, code).toBe(true);
+      expect(notShown, code).toContain(`\`${code}\``);
+    }
+  });
+});
