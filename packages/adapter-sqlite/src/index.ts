@@ -86,7 +86,7 @@ export interface SqliteStoreOptions {
   /** How long a writer waits for another process's lock, ms (default 5000). */
   busyTimeoutMs?: number;
   /** Called with the SQL of every query executed (diagnostics, query-count tests). */
-  onQuery?: (sql: string) => void;
+  onQuery?: (sql: string, durationMs: number) => void;
 }
 
 /**
@@ -107,7 +107,7 @@ export async function openSqliteStore(o: SqliteStoreOptions = {}): Promise<SqlSt
   const onQuery = o.onQuery;
   const db = new Kysely<any>({
     dialect: new ImmediateSqliteDialect({ database: cachingDatabase(raw) }),
-    ...(onQuery ? { log: (e) => { if (e.level === 'query') onQuery(e.query.sql); } } : {}),
+    ...(onQuery ? { log: (e) => { if (e.level === 'query') onQuery(e.query.sql, e.queryDurationMillis); } } : {}),
   });
   await migrate(db, sqliteDialectSupport);
   return {

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { ProblemError } from '../errors/problem';
 import type { DialectSupport } from '../sql/dialect';
 import type { Principal } from '../services/context';
+import { execShaped } from '../sql/repo';
 
 /** `svc_user_<prefix>_<secret>`: prefix 12 base62, secret 40 base62. */
 const PAT_RE = /^svc_user_([0-9A-Za-z]{12})_([0-9A-Za-z]{40})$/;
@@ -35,7 +36,8 @@ export function bearerOf(header: string | undefined): string {
 export async function authenticate(db: Kysely<any>, d: DialectSupport, token: string, now: number): Promise<Principal> {
   const m = PAT_RE.exec(token);
   if (!m) throw invalidToken();
-  const row = await db
+  const prefix = m[1]!;
+  const result = await execShaped<Record<string, unknown>>(db, d.name, 'auth:pat', [prefix], () => db
     .selectFrom('access_tokens as t')
     .innerJoin('members as m', 'm.id', 't.member_id')
     .leftJoin('actors as a', (j) => j.onRef('a.member_id', '=', 'm.id').onRef('a.team_id', '=', 'm.team_id'))
@@ -43,8 +45,8 @@ export async function authenticate(db: Kysely<any>, d: DialectSupport, token: st
       't.id as token_id', 't.team_id', 't.hash', 't.scopes', 't.expires_at', 't.revoked_at',
       'm.id as member_id', 'm.user_id', 'm.name', 'm.role', 'm.active', 'a.id as actor_id',
     ])
-    .where('t.prefix', '=', m[1]!)
-    .executeTakeFirst();
+    .where('t.prefix', '=', prefix));
+  const row = result.rows[0];
   const presented = Buffer.from(sha256(token), 'hex');
   const stored = Buffer.from(row ? (row.hash as string) : '0'.repeat(64), 'hex');
   const same = stored.length === presented.length && timingSafeEqual(stored, presented);

@@ -15,7 +15,34 @@ export interface MaterializeOptions {
 }
 
 /** Turn one record into its response form (relation-backed id arrays supplied). */
+type Serializer = (rec: Rec) => Record<string, unknown>;
+const serializers = new WeakMap<Resource, Serializer>();
+
+/** The column part of a response, specialised per resource (one object literal per resource shape). */
+function serializerOf(res: Resource): Serializer {
+  let fn = serializers.get(res);
+  if (!fn) {
+    const props = res.columns
+      .filter((c) => !c.internal && !c.writeOnly)
+      .map((c) => {
+        const read = `rec[${JSON.stringify(c.key)}]`;
+        return c.kind === 'timestamp'
+          ? `${JSON.stringify(c.key)}: ${read} == null ? null : iso(${read})`
+          : `${JSON.stringify(c.key)}: ${read} ?? null`;
+      });
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval
+    fn = (new Function('iso', `return (rec) => ({ ${props.join(', ')} });`) as (i: typeof iso) => Serializer)(iso);
+    serializers.set(res, fn);
+  }
+  return fn;
+}
+
 export function toResponse(res: Resource, rec: Rec, links: Map<string, Map<string, string[]>>, select?: Set<string>): Record<string, unknown> {
+  if (!select) {
+    const out = serializerOf(res)(rec);
+    for (const field in res.relationFields) out[field] = links.get(`${res.name}.${res.relationFields[field]}`)?.get(rec.id) ?? [];
+    return out;
+  }
   const out: Record<string, unknown> = {};
   for (const c of res.columns) {
     if (c.internal || c.writeOnly) continue;

@@ -1,7 +1,47 @@
-import { sql, type Kysely, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import { sql, CompiledQuery, type Compilable, type QueryResult, type Kysely, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
 import type { Rec, Resource } from '../resources/define-resource';
 import type { DialectSupport } from './dialect';
 import type { Condition, ListPlan } from '../query/plan';
+
+type Decoder = (row: Record<string, unknown>) => Rec;
+const decoders = new WeakMap<Resource, WeakMap<DialectSupport, Decoder>>();
+
+/** A row decoder specialised for one resource (one object literal, so V8 keeps one shape). */
+function compileDecoder(res: Resource, d: DialectSupport): Decoder {
+  const props = res.columns.map((c) => {
+    const read = `row[${JSON.stringify(c.column)}]`;
+    return c.kind === 'text'
+      ? `${JSON.stringify(c.key)}: ${read} ?? null`
+      : `${JSON.stringify(c.key)}: dec(${JSON.stringify(c.kind)}, ${read})`;
+  });
+  const dec = (kind: Resource['columns'][number]['kind'], v: unknown) => (v === null || v === undefined ? null : d.decode(kind, v));
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  const make = new Function('dec', `return (row) => ({ ${props.join(', ')} });`) as (dec: unknown) => Decoder;
+  return make(dec);
+}
+
+/** SQL text of fixed-shape queries, by dialect and shape; null marks a shape whose parameters we cannot predict. */
+const shapes = new Map<string, string | null>();
+
+function sameParams(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+/**
+ * Run a query whose SQL depends only on `shape`, compiling it with kysely the
+ * first time and reusing the SQL text afterwards with fresh `params` (listed
+ * in the order kysely binds them). The first compilation checks that order;
+ * a mismatch leaves the shape uncached, so a wrong guess costs speed, never
+ * correctness.
+ */
+export async function execShaped<R>(db: Kysely<any>, dialect: string, shape: string, params: unknown[], build: () => Compilable<R>): Promise<QueryResult<R>> {
+  const key = `${dialect}|${shape}`;
+  const text = shapes.get(key);
+  if (text) return db.executeQuery<R>(CompiledQuery.raw(text, params));
+  const compiled = build().compile();
+  if (text === undefined && shapes.size < 5000) shapes.set(key, sameParams(compiled.parameters, params) ? compiled.sql : null);
+  return db.executeQuery<R>(compiled);
+}
 
 /**
  * The generic storage operations the engine needs, compiled once with kysely
@@ -15,13 +55,13 @@ export class Repo {
 
   /** Row (snake_case, encoded) → engine record (camelCase, JS values). */
   decode(res: Resource, row: Record<string, unknown>): Rec {
-    const out: Record<string, unknown> = {};
-    const d = this.dialect;
-    for (const c of res.columns) {
-      const v = row[c.column];
-      out[c.key] = v === null || v === undefined ? null : d.decode(c.kind, v);
+    let fn = decoders.get(res)?.get(this.dialect);
+    if (!fn) {
+      fn = compileDecoder(res, this.dialect);
+      if (!decoders.has(res)) decoders.set(res, new WeakMap());
+      decoders.get(res)!.set(this.dialect, fn);
     }
-    return out as Rec;
+    return fn(row);
   }
 
   private encodeValues(res: Resource, rec: Record<string, unknown>): Record<string, unknown> {
@@ -36,15 +76,23 @@ export class Repo {
   }
 
   async insert(res: Resource, teamId: string, rec: Record<string, unknown>): Promise<void> {
-    await this.db.insertInto(res.table).values({ ...this.encodeValues(res, rec), team_id: teamId }).execute();
+    const values = { ...this.encodeValues(res, rec), team_id: teamId };
+    const cols = Object.keys(values);
+    await execShaped(this.db, this.dialect.name, `insert:${res.table}:${cols.join(',')}`, Object.values(values), () =>
+      this.db.insertInto(res.table).values(values));
   }
 
   /** One row by id. Trashed rows only with `includeTrashed`; `lock` takes a row lock where the dialect has them. */
   async get(res: Resource, teamId: string, id: string, opts: { includeTrashed?: boolean; lock?: boolean } = {}): Promise<Rec | undefined> {
-    let q = this.db.selectFrom(res.table).selectAll().where('id', '=', id).where('team_id', '=', teamId);
-    if (res.softDelete && !opts.includeTrashed) q = q.where('purge_at', 'is', null);
-    if (opts.lock && this.dialect.capabilities.forUpdate) q = q.forUpdate();
-    const row = await q.executeTakeFirst();
+    const live = res.softDelete && !opts.includeTrashed;
+    const lock = !!opts.lock && this.dialect.capabilities.forUpdate;
+    const r = await execShaped<Record<string, unknown>>(this.db, this.dialect.name, `get:${res.table}:${live}:${lock}`, [id, teamId], () => {
+      let q = this.db.selectFrom(res.table).selectAll().where('id', '=', id).where('team_id', '=', teamId);
+      if (live) q = q.where('purge_at', 'is', null);
+      if (lock) q = q.forUpdate();
+      return q;
+    });
+    const row = r.rows[0];
     return row ? this.decode(res, row) : undefined;
   }
 
@@ -156,10 +204,15 @@ export class Repo {
 
   /** Update one row; with `guardUpdatedAt` only if it still carries that stamp. Returns whether a row changed. */
   async update(res: Resource, teamId: string, id: string, values: Record<string, unknown>, guardUpdatedAt?: number): Promise<boolean> {
-    let q = this.db.updateTable(res.table).set(this.encodeValues(res, values)).where('id', '=', id).where('team_id', '=', teamId);
-    if (guardUpdatedAt !== undefined) q = q.where('updated_at', '=', this.dialect.encode('timestamp', guardUpdatedAt));
-    const r = await q.executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+    const set = this.encodeValues(res, values);
+    const guard = guardUpdatedAt === undefined ? undefined : this.dialect.encode('timestamp', guardUpdatedAt);
+    const params = [...Object.values(set), id, teamId, ...(guard === undefined ? [] : [guard])];
+    const r = await execShaped(this.db, this.dialect.name, `update:${res.table}:${Object.keys(set).join(',')}:${guard !== undefined}`, params, () => {
+      let q = this.db.updateTable(res.table).set(set).where('id', '=', id).where('team_id', '=', teamId);
+      if (guard !== undefined) q = q.where('updated_at', '=', guard);
+      return q;
+    });
+    return Number(r.numAffectedRows ?? 0) > 0;
   }
 
   async destroy(res: Resource, teamId: string, ids: readonly string[]): Promise<void> {
@@ -198,9 +251,11 @@ export class Repo {
     const out = new Map<string, Map<string, string[]>>();
     for (const k of kinds) out.set(k, new Map());
     if (kinds.length === 0 || parentIds.length === 0) return out;
-    const rows = await this.db.selectFrom('links').select(['kind', 'parent_id', 'related_id'])
-      .where('kind', 'in', kinds as string[]).where('parent_id', 'in', parentIds as string[])
-      .orderBy('created_at').orderBy('related_id').execute();
+    const { rows } = await execShaped<{ kind: string; parent_id: string; related_id: string }>(
+      this.db, this.dialect.name, `links:${kinds.length}:${parentIds.length}`, [...kinds, ...parentIds], () =>
+        this.db.selectFrom('links').select(['kind', 'parent_id', 'related_id'])
+          .where('kind', 'in', kinds as string[]).where('parent_id', 'in', parentIds as string[])
+          .orderBy('created_at').orderBy('related_id'));
     for (const r of rows) {
       const byParent = out.get(r.kind)!;
       const list = byParent.get(r.parent_id);

@@ -1,0 +1,22 @@
+import { rmSync } from 'node:fs';
+import { createPmapi } from '@pmapi/core';
+import { openSqliteStore } from '@pmapi/adapter-sqlite';
+import { seed } from './seed.mjs';
+const file = '/tmp/inproc.db';
+for (const f of [file, file+'-wal', file+'-shm']) { try { rmSync(f); } catch {} }
+const s = await seed(file, Number(process.env.TASKS ?? 100000));
+const times = new Map();
+let last = 0, lastSql = null;
+const store = await openSqliteStore({ filename: file, onQuery: (q, ms) => { const k = q.slice(0, 60); times.set(k, (times.get(k) ?? 0) + ms); } });
+const api = await createPmapi({ store });
+const headers = { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' };
+const body = JSON.stringify({ name: 'x', projectId: s.projectId, statusId: s.statusId });
+const N = Number(process.env.N ?? 3000);
+const ONLY = process.env.ONLY;
+let t0 = performance.now();
+if (ONLY !== 'get') for (let i = 0; i < N; i++) await api.handle({ method: 'POST', url: '/api/v3/tasks', headers, body });
+console.log('POST us/req', ((performance.now() - t0) / N * 1000).toFixed(0));
+t0 = performance.now();
+if (ONLY !== 'post') for (let i = 0; i < N; i++) await api.handle({ method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=50`, headers });
+console.log('GET us/req', ((performance.now() - t0) / N * 1000).toFixed(0));
+console.log([...times].sort((a,b)=>b[1]-a[1]).slice(0,12).map(([k,v])=>`${(v/ (2*N) *1000).toFixed(0).padStart(5)}us ${k}`).join('\n'));
