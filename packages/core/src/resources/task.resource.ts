@@ -3,6 +3,7 @@ import { defineResource, RANGE, type Rec } from './define-resource';
 import { customFieldsSchema, f } from './fields';
 import { fieldError, rejectPromotional } from './rules';
 import { announce, patchRecord } from '../services/records';
+import { execShaped } from '../sql/repo';
 import type { WriteContext } from '../services/context';
 
 export const MOVE_SUBTREE_MAX = 200;
@@ -237,9 +238,11 @@ async function checkNewParent(ctx: WriteContext, current: Rec, parentId: string 
 
 /** Next niceId of a project: one atomic counter bump, so concurrent creates never share one. */
 async function nextNiceId(ctx: WriteContext, projectId: string): Promise<string> {
-  const row = await ctx.db.updateTable('projects').set((eb) => ({ task_counter: eb('task_counter', '+', 1) }))
-    .where('id', '=', projectId).where('team_id', '=', ctx.teamId).returning('task_counter').executeTakeFirstOrThrow();
-  return String(row.task_counter);
+  const r = await execShaped<{ task_counter: unknown }>(ctx.db, ctx.repo.dialect.name, 'task:niceId', [1, projectId, ctx.teamId], () =>
+    ctx.db.updateTable('projects').set((eb) => ({ task_counter: eb('task_counter', '+', 1) }))
+      .where('id', '=', projectId).where('team_id', '=', ctx.teamId).returning('task_counter'));
+  if (!r.rows[0]) throw new ProblemError('resource_not_found', `No project '${projectId}'`, { field: 'projectId', id: projectId });
+  return String(r.rows[0].task_counter);
 }
 
 /** The task and all its descendants (breadth first), failing past `max` nodes. */

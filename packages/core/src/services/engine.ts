@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { ProblemError } from '../errors/problem';
 import { iso } from '../clock/index';
 import type { Rec, Resource } from '../resources/define-resource';
-import { Repo } from '../sql/repo';
+import { Repo, execShaped } from '../sql/repo';
 import type { SqlStore } from '../sql/dialect';
 import { encodeCursor } from '../query/cursor';
 import { parseListQuery, parseReadQuery } from '../query/parse';
@@ -396,7 +396,10 @@ export class Engine {
         project_id: e.projectId, body: d.encode('json', envelope), created_at: d.encode('timestamp', now),
       };
     });
-    for (let i = 0; i < rows.length; i += 100) await trx.insertInto('outbox').values(rows.slice(i, i + 100)).execute();
+    for (let i = 0; i < rows.length; i += 100) {
+      const batch = rows.slice(i, i + 100);
+      await execShaped(trx, this.store.dialect.name, `outbox:${batch.length}`, batch.flatMap((r) => Object.values(r)), () => trx.insertInto('outbox').values(batch));
+    }
   }
 
   /** Destroy soft-deleted rows past retention; emits `{resource}.force_deleted`. Returns how many went. */

@@ -222,10 +222,16 @@ export class Repo {
 
   /** Largest value of a numeric column among rows matching `column = value` (live rows only). */
   async max(res: Resource, teamId: string, target: string, where: Record<string, unknown>): Promise<number | null> {
-    let q = this.db.selectFrom(res.table).select((eb) => eb.fn.max(target).as('m')).where('team_id', '=', teamId);
-    for (const [k, v] of Object.entries(where)) q = v === null ? q.where(k, 'is', null) : q.where(k, '=', v as any);
-    if (res.softDelete) q = q.where('purge_at', 'is', null);
-    const row = await q.executeTakeFirst();
+    const entries = Object.entries(where);
+    const shape = `max:${res.table}:${target}:${entries.map(([k, v]) => `${k}${v === null ? '~' : '='}`).join(',')}`;
+    const params = [teamId, ...entries.filter(([, v]) => v !== null).map(([, v]) => v)];
+    const r = await execShaped<{ m: unknown }>(this.db, this.dialect.name, shape, params, () => {
+      let q = this.db.selectFrom(res.table).select((eb) => eb.fn.max(target).as('m')).where('team_id', '=', teamId);
+      for (const [k, v] of entries) q = v === null ? q.where(k, 'is', null) : q.where(k, '=', v as any);
+      if (res.softDelete) q = q.where('purge_at', 'is', null);
+      return q;
+    });
+    const row = r.rows[0];
     return row?.m === null || row?.m === undefined ? null : Number(row.m);
   }
 
