@@ -6,6 +6,7 @@ import { authIsolationSuite } from './suites/auth-isolation';
 import { softDeleteEventsSuite } from './suites/soft-delete-events';
 import { resourcesSuite } from './suites/resources';
 import { tasksSuite } from './suites/tasks';
+import { hardeningSuite } from './suites/hardening';
 
 /** Every conformance suite, against one store factory. */
 export function runConformance(factory: StoreFactory): void {
@@ -16,4 +17,5 @@ export function runConformance(factory: StoreFactory): void {
   softDeleteEventsSuite(factory);
   resourcesSuite(factory);
   tasksSuite(factory);
+  hardeningSuite(factory);
 }

@@ -52,10 +52,30 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'>, o: NodeHan
     const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/';
     const path = url.split('?')[0]!;
     if (next && path !== base && !path.startsWith(`${base}/`)) return next();
+    const tooLargeResponse = () => {
+      const out = api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit });
+      // Stop reading: the connection closes once the answer is out.
+      send(res, { ...out, headers: { ...out.headers, connection: 'close' } });
+    };
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > limit) {
-      send(res, api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit }));
-      req.resume();
+      tooLargeResponse();
+      return;
+    }
+    const dispatch = (body: Buffer | undefined) => {
+      const request: HttpRequest = { method: req.method ?? 'GET', url, headers: req.headers, body, remoteAddress: clientAddress(req, o.trustProxy) };
+      api.handle(request).then(
+        (out) => send(res, out),
+        (err) => {
+          console.error('pmapi http-node: unhandled error', err);
+          send(res, api.problem('internal_error', 'Internal error', url));
+        },
+      );
+    };
+    // A body parser ran before us (express.json()): the stream is spent, the parsed value is on req.body.
+    const parsed = (req as IncomingMessage & { body?: unknown }).body;
+    if (req.readableEnded && parsed !== undefined) {
+      dispatch(parsed === null || (typeof parsed === 'object' && Object.keys(parsed as object).length === 0 && !declared) ? undefined : Buffer.from(JSON.stringify(parsed)));
       return;
     }
     const chunks: Buffer[] = [];
@@ -67,7 +87,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'>, o: NodeHan
       if (size > limit) {
         tooLarge = true;
         chunks.length = 0;
-        send(res, api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit }));
+        tooLargeResponse();
         return;
       }
       chunks.push(c);
@@ -77,20 +97,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'>, o: NodeHan
     });
     req.on('end', () => {
       if (tooLarge) return;
-      const request: HttpRequest = {
-        method: req.method ?? 'GET',
-        url,
-        headers: req.headers,
-        body: chunks.length ? Buffer.concat(chunks) : undefined,
-        remoteAddress: clientAddress(req, o.trustProxy),
-      };
-      api.handle(request).then(
-        (out) => send(res, out),
-        (err) => {
-          console.error('pmapi http-node: unhandled error', err);
-          send(res, api.problem('internal_error', 'Internal error', url));
-        },
-      );
+      dispatch(chunks.length ? Buffer.concat(chunks) : undefined);
     });
   };
 }

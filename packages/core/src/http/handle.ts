@@ -79,13 +79,35 @@ function parseBody(req: HttpRequest): unknown {
     throw new ProblemError('unsupported_media_type', 'Send the body as application/json', { contentType: ct || null });
   }
   const text = typeof raw === 'string' ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     throw new ProblemError('validation_failed', 'The body is not valid JSON', {
       errors: [{ field: '', code: 'invalid_json', message: (e as Error).message }],
     });
   }
+  if (depthOf(value) > MAX_BODY_DEPTH) {
+    throw new ProblemError('validation_failed', `The body nests deeper than ${MAX_BODY_DEPTH} levels`, {
+      errors: [{ field: '', code: 'too_deep', message: `nests deeper than ${MAX_BODY_DEPTH} levels` }],
+    });
+  }
+  return value;
+}
+
+const MAX_BODY_DEPTH = 32;
+
+/** Nesting depth of a parsed JSON value, without recursion. */
+function depthOf(root: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[root, 0]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (d > max) max = d;
+    if (d > MAX_BODY_DEPTH) return d;
+    if (v && typeof v === 'object') for (const child of Object.values(v)) if (child && typeof child === 'object') stack.push([child, d + 1]);
+  }
+  return max;
 }
 
 /**

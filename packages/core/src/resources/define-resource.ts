@@ -53,7 +53,7 @@ export interface ResourceHooks {
   /** Hard removal (delete of a hard-deleted resource, or purge): remove dependants. */
   beforeDestroy?: (ctx: WriteContext, rec: Rec) => Promise<void> | void;
   /** Extra response fields that only a single GET carries. */
-  decorateGet?: (ctx: ReadContext, rec: Rec, out: Record<string, unknown>) => Promise<void> | void;
+  decorateGet?: (ctx: ReadContext, rec: Rec, out: Record<string, unknown>, select?: Set<string>) => Promise<void> | void;
 }
 
 export interface ResourceSpec {
@@ -83,6 +83,8 @@ export interface ResourceSpec {
   hooks?: ResourceHooks;
   /** Older path spellings still served, with Deprecation and Link (spec rule 13). */
   retiredPaths?: string[];
+  /** Read-only response fields computed by hooks, not stored (`defaultStatusId`). */
+  extraResponseFields?: string[];
   /** Rows whose predicate is true are hidden from lists unless the filter named is given (archived projects). */
   hiddenByDefault?: { filter: string; column: string; value: unknown };
 }
@@ -167,17 +169,27 @@ export function defineResource(spec: ResourceSpec): Resource {
   for (const name of Object.keys(spec.relations ?? {})) {
     relationByPath[spec.relationPaths?.[name] ?? kebab(name)] = name;
   }
+  for (const extra of spec.extraResponseFields ?? []) responseFields.add(extra);
+  // Lookup tables keyed by client input have no prototype: `constructor` or `__proto__` is just an unknown name.
   return {
     ...spec,
-    fields,
+    fields: dict(fields),
+    filters: dict(spec.filters),
+    expand: dict(spec.expand),
+    ...(spec.listParams ? { listParams: dict(spec.listParams) } : {}),
+    ...(spec.relations ? { relations: dict(spec.relations) } : {}),
     columns,
-    columnOf,
-    retiredFieldNames: retired,
-    relationByPath,
+    columnOf: dict(columnOf),
+    retiredFieldNames: dict(retired),
+    relationByPath: dict(relationByPath),
     sortFields,
     responseFields,
-    relationFields,
+    relationFields: dict(relationFields),
   };
+}
+
+function dict<T>(o: Record<string, T>): Record<string, T> {
+  return Object.assign(Object.create(null) as Record<string, T>, o);
 }
 
 export function kebab(s: string): string {

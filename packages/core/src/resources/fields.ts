@@ -73,7 +73,7 @@ export const f = {
   },
   /** An http(s) URL. */
   url(o: Opts & { max?: number } = {}): FieldDef {
-    return make('text', z.string().max(o.max ?? 2048).url(), o);
+    return make('text', z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).max(o.max ?? 2048), o);
   },
   /** `#RRGGBB`. */
   hexColor(o: Opts = {}): FieldDef {

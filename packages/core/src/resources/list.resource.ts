@@ -31,6 +31,7 @@ export const listResource = defineResource({
     recurringRuleId: f.readOnly('text', { nullable: true }),
     assignees: f.refs('assignees'),
     hiddenFor: f.refs('hiddenFor'),
+    goals: f.refs('goals'),
     customFields: f.json(customFieldsSchema, { nullable: true }),
   },
   filters: {

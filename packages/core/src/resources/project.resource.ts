@@ -58,6 +58,7 @@ export const projectResource = defineResource({
   sortable: ['name', 'order'],
   defaultSort: 'order',
   hiddenByDefault: { filter: 'archived', column: 'archived', value: false },
+  extraResponseFields: ['defaultStatusId'],
   expand: {
     createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
     updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
@@ -105,6 +106,8 @@ export const projectResource = defineResource({
       if (typeof patch.color === 'string') patch.secondaryColor = secondaryOf(patch.color);
     },
     async beforeRestore(ctx, rec) {
+      const portfolio = await ctx.repo.get(ctx.registry.get('portfolio'), ctx.teamId, rec.portfolioId as string);
+      if (!portfolio) throw new ProblemError('conflict', 'The project\'s portfolio is in the trash or gone; restore the portfolio first');
       await assertUniqueName(ctx, rec.portfolioId as string, rec.name as string, rec.id);
     },
     async beforeDestroy(ctx, rec) {
@@ -120,10 +123,11 @@ export const projectResource = defineResource({
         await ctx.db.deleteFrom(res.table).where('project_id', '=', rec.id).execute();
       }
     },
-    async decorateGet(ctx, rec, out) {
-      const statuses = ctx.registry.get('status');
-      const first = await ctx.repo.findBy(statuses, ctx.teamId, 'project_id', [rec.id], { orderBy: 'order', limit: 50 });
-      out.defaultStatusId = first.find((s) => !s.archived)?.id ?? null;
+    async decorateGet(ctx, rec, out, select) {
+      if (select && !select.has('defaultStatusId')) return;
+      const first = await ctx.repo.db.selectFrom('statuses').select('id').where('team_id', '=', ctx.teamId).where('project_id', '=', rec.id)
+        .where('archived', '=', ctx.repo.dialect.encode('boolean', false) as any).orderBy('order').orderBy('id').limit(1).executeTakeFirst();
+      out.defaultStatusId = (first?.id as string | undefined) ?? null;
     },
   },
 });

@@ -41,6 +41,7 @@ export function prepareBody(res: Resource, body: unknown, op: 'create' | 'update
     }
     const key = res.retiredFieldNames[rawKey] ?? rawKey;
     const def = res.fields[key];
+    if (!def && res.extraResponseFields?.includes(key)) continue;
     if (!def) {
       errors.push({ field: rawKey, code: 'unrecognized_key', message: `${res.path} has no writable field '${rawKey}'` });
       continue;

@@ -11,6 +11,7 @@ import { prepareBody } from './body';
 import { materialize, toResponse, EXPAND_ROW_BUDGET } from './serialize';
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
 import type { EngineConfig } from './config';
+import { grants } from '../auth/scopes';
 
 export const SOFT_DELETE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export const BATCH_MAX = 150;
@@ -96,11 +97,30 @@ export class Engine {
 
   // --- reads ----------------------------------------------------------------
 
+  /** Expanding a relation reads its target: the token needs that resource's read scope too. */
+  private checkExpandScopes(ctx: ReadContext, res: Resource, node: ExpandNode) {
+    const missing = new Set<string>();
+    const walk = (r: Resource, n: ExpandNode) => {
+      for (const [rel, child] of n.children) {
+        const target = ctx.registry.get(r.expand[rel]!.target);
+        if (!grants(ctx.principal.scopes, target.path, 'read')) missing.add(`${target.path}:read`);
+        walk(target, child);
+      }
+    };
+    walk(res, node);
+    if (missing.size) {
+      throw new ProblemError('permission_denied', `expand reads ${[...missing].join(', ')}, which this token lacks`, {
+        missingPermissions: [...missing],
+      });
+    }
+  }
+
   async list(ctx: ReadContext, res: Resource, query: URLSearchParams): Promise<OpResult> {
     const parsed = parseListQuery(query, {
       res, registry: ctx.registry, teamId: ctx.teamId, now: ctx.now, cursorSecret: this.config.cursorSecret,
     });
     const { plan } = parsed;
+    this.checkExpandScopes(ctx, res, plan.expand);
     if (parsed.none) {
       return { status: 200, body: { data: [], ...(plan.includeTotal ? { total: 0 } : {}), limit: plan.limit, hasMore: false, nextCursor: null } };
     }
@@ -126,15 +146,17 @@ export class Engine {
 
   async get(ctx: ReadContext, res: Resource, id: string, query: URLSearchParams): Promise<OpResult> {
     const { expand, fields } = parseReadQuery(query, res, ctx.registry);
+    this.checkExpandScopes(ctx, res, expand);
     const rec = await ctx.repo.get(res, ctx.teamId, id);
     if (!rec) throw notFound(res, id);
     const [obj] = await this.present(ctx, res, [rec], expand, fields);
-    if (res.hooks?.decorateGet) await res.hooks.decorateGet(ctx, rec, obj!);
+    if (res.hooks?.decorateGet) await res.hooks.decorateGet(ctx, rec, obj!, fields.get(res.path));
     return { status: 200, body: obj };
   }
 
   private async respond(ctx: ReadContext, res: Resource, rec: Rec, query: URLSearchParams, status: number, payload?: Record<string, unknown>): Promise<OpResult> {
     const { expand, fields } = parseReadQuery(query, res, ctx.registry);
+    this.checkExpandScopes(ctx, res, expand);
     if (payload && expand.children.size === 0 && fields.size === 0) return { status, body: payload };
     const [obj] = await this.present(ctx, res, [rec], expand, fields);
     return { status, body: obj };
@@ -167,7 +189,11 @@ export class Engine {
   /** Check every id of a relation set exists in the workspace: else 404 m2m_target_not_found with `missing`. */
   private async checkTargets(ctx: WriteContext, res: Resource, relation: string, parent: Rec | undefined, ids: string[], field?: string) {
     const rel = res.relations![relation]!;
-    if (!rel.supported) throw new ProblemError('m2m_not_supported', `${res.path} does not support '${relation}' yet`, { relation });
+    if (!rel.supported) {
+      if (ids.length === 0) return [];
+      throw new ProblemError('m2m_not_supported', `${res.path} does not support '${relation}' yet`, { relation });
+    }
+    if (ids.length === 0) return [];
     const target = ctx.registry.get(rel.target);
     const found = await ctx.repo.getMany(target, ctx.teamId, ids);
     if (found.length !== ids.length) {
@@ -245,7 +271,7 @@ export class Engine {
     for (const [key, v] of Object.entries(patch)) {
       const def = res.fields[key]!;
       if (def.mode === 'createOnly') {
-        if (v !== current[key]) {
+        if (JSON.stringify(v) !== JSON.stringify(current[key])) {
           throw new ProblemError('validation_failed', `${key} cannot change after creation`, {
             errors: [{ field: key, code: 'immutable', message: `${key} is set once at creation` }],
           });
@@ -341,7 +367,7 @@ export class Engine {
     if (raw === undefined || raw === null || (Array.isArray(raw) && raw.length === 0)) {
       throw new ProblemError('batch_empty', 'ids must be a non-empty array of ids');
     }
-    if (!Array.isArray(raw) || raw.some((x) => typeof x !== 'string' || !/^[0-9A-Za-z_!]+$/.test(x))) {
+    if (!Array.isArray(raw) || raw.some((x) => typeof x !== 'string')) {
       throw new ProblemError('validation_failed', 'ids must be an array of id strings', {
         errors: [{ field: 'ids', code: 'invalid_type', message: 'must be an array of id strings' }],
       });

@@ -3,6 +3,9 @@ import type { Rec, Resource } from '../resources/define-resource';
 import type { DialectSupport } from './dialect';
 import type { Condition, ListPlan } from '../query/plan';
 
+/** Most values bound in one IN (…) list (SQLite and Postgres both cap bound parameters). */
+const CHUNK = 500;
+
 type Decoder = (row: Record<string, unknown>) => Rec;
 const decoders = new WeakMap<Resource, WeakMap<DialectSupport, Decoder>>();
 
@@ -98,6 +101,11 @@ export class Repo {
 
   /** Live rows with these ids (order not kept). */
   async getMany(res: Resource, teamId: string, ids: readonly string[], extra?: Condition[]): Promise<Rec[]> {
+    if (ids.length > CHUNK) {
+      const out: Rec[] = [];
+      for (let i = 0; i < ids.length; i += CHUNK) out.push(...(await this.getMany(res, teamId, ids.slice(i, i + CHUNK), extra)));
+      return out;
+    }
     if (ids.length === 0) return [];
     let q = this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId).where('id', 'in', ids as string[]);
     if (res.softDelete) q = q.where('purge_at', 'is', null);
@@ -108,6 +116,11 @@ export class Repo {
 
   /** Live rows whose `column` is one of `values`. */
   async findBy(res: Resource, teamId: string, column: string, values: readonly unknown[], opts: { orderBy?: string; limit?: number } = {}): Promise<Rec[]> {
+    if (values.length > CHUNK && !opts.limit && !opts.orderBy) {
+      const out: Rec[] = [];
+      for (let i = 0; i < values.length; i += CHUNK) out.push(...(await this.findBy(res, teamId, column, values.slice(i, i + CHUNK))));
+      return out;
+    }
     if (values.length === 0) return [];
     let q = this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId).where(column, 'in', values as any[]);
     if (res.softDelete) q = q.where('purge_at', 'is', null);
@@ -216,6 +229,8 @@ export class Repo {
   }
 
   async destroy(res: Resource, teamId: string, ids: readonly string[]): Promise<void> {
+    for (let i = CHUNK; i < ids.length; i += CHUNK) await this.destroy(res, teamId, ids.slice(i, i + CHUNK));
+    if (ids.length > CHUNK) ids = ids.slice(0, CHUNK);
     if (ids.length === 0) return;
     await this.db.deleteFrom(res.table).where('team_id', '=', teamId).where('id', 'in', ids as string[]).execute();
   }
