@@ -1,1 +1,140 @@
-export {};
+import pg from 'pg';
+import { Kysely, PostgresDialect, sql, type Expression } from 'kysely';
+import type { DialectSupport, SqlStore } from '@pmapi/core/sql';
+import { migrate } from '@pmapi/core/sql';
+import type { StorageKind } from '@pmapi/core';
+
+/** SQLSTATE classes and driver errors that mean "the database is not there right now": answer 503. */
+const UNAVAILABLE_STATES = /^(08|57P0|53300|40P01|40001|57014|55P03)/;
+const UNAVAILABLE_MESSAGES = /Connection terminated|connection error|timeout exceeded|Query read timeout|Connection ended|not queryable|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT/i;
+
+function errCode(err: unknown): string {
+  return String((err as { code?: unknown })?.code ?? '');
+}
+
+/**
+ * How pmapi's storage kinds live in Postgres: instants as `timestamptz(3)`
+ * (milliseconds, so `expectedUpdatedAt` round-trips), text with the "C"
+ * collation (byte order, as on SQLite), JSON as `jsonb`.
+ */
+export function postgresDialectSupport(opts: { icu: boolean }): DialectSupport {
+  return {
+    name: 'postgres',
+    ddl: {
+      text: 'text collate "C"', id: 'text collate "C"', number: 'double precision', integer: 'integer', bigint: 'bigint',
+      boolean: 'boolean', timestamp: 'timestamptz(3)', json: 'jsonb',
+    },
+    encode(kind: StorageKind, v: unknown): unknown {
+      switch (kind) {
+        case 'timestamp':
+          return new Date(v as number);
+        case 'json':
+          return JSON.stringify(v);
+        default:
+          return v;
+      }
+    },
+    decode(kind: StorageKind, v: unknown): unknown {
+      switch (kind) {
+        case 'timestamp':
+          return v instanceof Date ? v.getTime() : Date.parse(String(v));
+        case 'number':
+        case 'integer':
+          return typeof v === 'number' ? v : Number(v);
+        case 'boolean':
+          return v === true || v === 't';
+        case 'json':
+          return typeof v === 'string' && (v.startsWith('[') || v.startsWith('{')) ? JSON.parse(v) : v;
+        default:
+          return v;
+      }
+    },
+    // Unicode lower case through ICU when the server has it (lower() under "C" folds ASCII only).
+    fold: (e: Expression<unknown>) => (opts.icu ? sql<string>`lower(${e} collate "und-x-icu")` : sql<string>`lower(${e})`),
+    capabilities: { forUpdate: true, multiProcess: true },
+    isUniqueViolation: (err) => errCode(err) === '23505',
+    isUnavailable: (err) =>
+      UNAVAILABLE_STATES.test(errCode(err)) ||
+      ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND'].includes(errCode(err)) ||
+      (err instanceof Error && UNAVAILABLE_MESSAGES.test(err.message)),
+    async tryLock(trx, name) {
+      const r = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(hashtext(${`pmapi:${name}`})) as ok`.execute(trx);
+      return r.rows[0]?.ok === true;
+    },
+  };
+}
+
+export interface PostgresStoreOptions {
+  /** A pg Pool to use (the store ends it on close). Default: one made from `connectionString`. */
+  pool?: pg.Pool;
+  /** Default: `process.env.DATABASE_URL`. */
+  connectionString?: string;
+  /** Schema to work in (created if missing); default the connection's search_path. */
+  schema?: string;
+  /** Client-side timeout of every query, ms (default 10 000). */
+  queryTimeoutMs?: number;
+  /** How long to wait for a connection, ms (default 5 000). */
+  connectionTimeoutMs?: number;
+  /** Pool size (default 10). */
+  max?: number;
+  /** Called with the SQL and duration of every query. */
+  onQuery?: (sql: string, durationMs: number) => void;
+  /** Errors of idle or broken connections (they never crash the process). Default: ignored. */
+  onConnectionError?: (err: Error) => void;
+}
+
+const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Open (and migrate) a Postgres database for pmapi. Safe to call from several
+ * processes at once: migrations run under an advisory lock.
+ *
+ * @example
+ * const store = await openPostgresStore({ connectionString: 'postgres://postgres@127.0.0.1:5432/pm' });
+ */
+export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<SqlStore> {
+  if (o.schema !== undefined && !SCHEMA_RE.test(o.schema)) throw new Error(`pmapi: invalid schema name '${o.schema}'`);
+  const onConnErr = o.onConnectionError ?? (() => {});
+  const pool =
+    o.pool ??
+    new pg.Pool({
+      connectionString: o.connectionString ?? process.env.DATABASE_URL,
+      max: o.max ?? 10,
+      connectionTimeoutMillis: o.connectionTimeoutMs ?? 5000,
+      query_timeout: o.queryTimeoutMs ?? 10_000,
+      ...(o.schema ? { options: `-c search_path=${o.schema}` } : {}),
+    });
+  // A client killed under us (pg_terminate_backend, a restart) emits 'error': without a listener it crashes the process.
+  pool.on('error', onConnErr);
+  pool.on('connect', (client) => client.on('error', onConnErr));
+  if (o.schema) {
+    const c = await pool.connect();
+    try {
+      await c.query(`create schema if not exists ${o.schema}`);
+    } finally {
+      c.release();
+    }
+  }
+  const probe = await pool.query(`select exists (select 1 from pg_collation where collname = 'und-x-icu') as icu`);
+  const dialect = postgresDialectSupport({ icu: probe.rows[0]?.icu === true });
+  const onQuery = o.onQuery;
+  const db = new Kysely<any>({
+    dialect: new PostgresDialect({ pool }),
+    ...(onQuery ? { log: (e) => { if (e.level === 'query') onQuery(e.query.sql, e.queryDurationMillis); } } : {}),
+  });
+  // One migrator at a time across processes (kysely's own lock comes after it creates its tables).
+  await db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(hashtext('pmapi:migrate'))`.execute(conn);
+    try {
+      await migrate(conn, dialect);
+    } finally {
+      await sql`select pg_advisory_unlock(hashtext('pmapi:migrate'))`.execute(conn);
+    }
+  });
+  return {
+    db,
+    dialect,
+    transaction: (fn) => db.transaction().execute(fn),
+    close: () => db.destroy(),
+  };
+}

@@ -25,6 +25,12 @@ export interface DialectSupport {
   isUniqueViolation(err: unknown): boolean;
   /** The database cannot be reached or dropped the connection: answer 503. */
   isUnavailable(err: unknown): boolean;
+  /**
+   * Take a named lock for the rest of the transaction if nobody holds it
+   * (background jobs: one runner at a time across processes). Absent where
+   * write transactions are serialised anyway (SQLite).
+   */
+  tryLock?(trx: Kysely<any>, name: string): Promise<boolean>;
 }
 
 /** An opened database the core can work on. Adapters return one. */
