@@ -7,6 +7,7 @@ import { softDeleteEventsSuite } from './suites/soft-delete-events';
 import { resourcesSuite } from './suites/resources';
 import { tasksSuite } from './suites/tasks';
 import { hardeningSuite } from './suites/hardening';
+import { concurrencySuite } from './suites/concurrency';
 
 /** Every conformance suite, against one store factory. */
 export function runConformance(factory: StoreFactory): void {
@@ -18,4 +19,5 @@ export function runConformance(factory: StoreFactory): void {
   resourcesSuite(factory);
   tasksSuite(factory);
   hardeningSuite(factory);
+  concurrencySuite(factory);
 }

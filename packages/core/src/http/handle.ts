@@ -87,9 +87,15 @@ function parseBody(req: HttpRequest): unknown {
       errors: [{ field: '', code: 'invalid_json', message: (e as Error).message }],
     });
   }
-  if (depthOf(value) > MAX_BODY_DEPTH) {
+  const shape = inspect(value);
+  if (shape.depth > MAX_BODY_DEPTH) {
     throw new ProblemError('validation_failed', `The body nests deeper than ${MAX_BODY_DEPTH} levels`, {
       errors: [{ field: '', code: 'too_deep', message: `nests deeper than ${MAX_BODY_DEPTH} levels` }],
+    });
+  }
+  if (shape.nul) {
+    throw new ProblemError('validation_failed', 'Strings in the body may not contain NUL characters', {
+      errors: [{ field: '', code: 'nul_character', message: 'strings may not contain U+0000' }],
     });
   }
   return value;
@@ -97,17 +103,25 @@ function parseBody(req: HttpRequest): unknown {
 
 const MAX_BODY_DEPTH = 32;
 
-/** Nesting depth of a parsed JSON value, without recursion. */
-function depthOf(root: unknown): number {
+/** Nesting depth of a parsed JSON value and whether any string or key holds U+0000 (no database stores it), without recursion. */
+function inspect(root: unknown): { depth: number; nul: boolean } {
   let max = 0;
+  let nul = false;
   const stack: [unknown, number][] = [[root, 0]];
   while (stack.length) {
     const [v, d] = stack.pop()!;
     if (d > max) max = d;
-    if (d > MAX_BODY_DEPTH) return d;
-    if (v && typeof v === 'object') for (const child of Object.values(v)) if (child && typeof child === 'object') stack.push([child, d + 1]);
+    if (d > MAX_BODY_DEPTH) return { depth: d, nul };
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) nul = true;
+    } else if (v && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        if (k.includes('\u0000')) nul = true;
+        stack.push([child, d + 1]);
+      }
+    }
   }
-  return max;
+  return { depth: max, nul };
 }
 
 /**

@@ -40,6 +40,7 @@ function invalid(name: string, allowed: unknown, detail?: string): ProblemError 
 function single(params: URLSearchParams): Map<string, string> {
   const out = new Map<string, string>();
   for (const [k, v] of params) {
+    if (k.includes('\u0000') || v.includes('\u0000')) throw invalid(k, 'text without NUL characters', 'Query parameters may not contain NUL characters');
     if (out.has(k)) throw invalid(k, 'a single value', `Query parameter '${k}' is given more than once`);
     out.set(k, v);
   }

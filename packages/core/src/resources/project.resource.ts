@@ -78,6 +78,11 @@ export const projectResource = defineResource({
         if (!general[0]) throw new ProblemError('conflict', 'The workspace has no General portfolio');
         input.portfolioId = general[0].id;
       }
+      // Lock the portfolio (a concurrent delete of it waits, or we see it gone) and the workspace
+      // (niceIds are picked one project create at a time).
+      const portfolio = await ctx.repo.get(ctx.registry.get('portfolio'), ctx.teamId, input.portfolioId as string, { lock: true });
+      if (!portfolio) throw new ProblemError('resource_not_found', `portfolioId: no portfolio '${input.portfolioId}' in this workspace`, { field: 'portfolioId', id: input.portfolioId });
+      await ctx.repo.lock('workspaces', ctx.teamId);
       await assertUniqueName(ctx, input.portfolioId as string, input.name as string);
       input.accessType ??= 'limited';
       input.modules ??= [...PROJECT_MODULES];

@@ -101,7 +101,9 @@ export const taskResource = defineResource({
       rejectPromotional('name', input.name);
       let parent: Rec | undefined;
       if (typeof input.parentTaskId === 'string') {
-        parent = await ctx.mustGet('task', input.parentTaskId, 'parentTaskId');
+        // Locked: a concurrent move of the parent's tree waits for us, or we see where it went.
+        parent = await ctx.repo.get(ctx.registry.get('task'), ctx.teamId, input.parentTaskId, { lock: true });
+        if (!parent) throw new ProblemError('resource_not_found', `parentTaskId: no task '${input.parentTaskId}' in this workspace`, { field: 'parentTaskId', id: input.parentTaskId });
         input.projectId ??= parent.projectId;
       }
       if (typeof input.projectId !== 'string') throw new ProblemError('project_not_specified', 'A task needs a projectId (or a parentTaskId)');
@@ -122,12 +124,14 @@ export const taskResource = defineResource({
         input.archivedAt = ctx.now;
         input.archivedById = ctx.principal.memberId;
       } else input.archived = false;
+      // The counter bump locks the project row until commit, so creates in one project are serialised
+      // from here on: the MAX(order) below sees every earlier create.
+      input.niceId = await nextNiceId(ctx, project);
       if (input.order === undefined) {
         const m = await ctx.repo.max(ctx.registry.get('task'), ctx.teamId, 'order', { project_id: project });
         input.order = (m ?? 0) + 1;
       }
       await checkSiblingOrder(ctx, (input.parentTaskId as string | null) ?? null, input.order as number);
-      input.niceId = await nextNiceId(ctx, project);
       input.createdById = ctx.principal.memberId;
     },
     async beforeUpdate(ctx, current, patch) {

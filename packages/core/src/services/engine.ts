@@ -435,6 +435,8 @@ export class Engine {
       if (!res.softDelete) continue;
       for (;;) {
         const n = await this.store.transaction(async (trx) => {
+          // One runner at a time across processes; another runner's batch is simply skipped here.
+          if (this.store.dialect.tryLock && !(await this.store.dialect.tryLock(trx, `purge:${res.table}`))) return 0;
           const events: PendingEvent[] = [];
           const rows = await trx.selectFrom(res.table).selectAll()
             .where('purge_at', '<=', this.store.dialect.encode('timestamp', this.config.clock.now()))

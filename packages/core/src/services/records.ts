@@ -27,7 +27,9 @@ export async function insertRecord(ctx: WriteContext, resName: string, values: R
 }
 
 /** Update a row from a hook (a moved subtask, a cleared reference) and emit `updated`. */
-export async function patchRecord(ctx: WriteContext, res: Resource, rec: Rec, values: Record<string, unknown>): Promise<Rec> {
+export async function patchRecord(ctx: WriteContext, res: Resource, stale: Rec, values: Record<string, unknown>): Promise<Rec> {
+  // Re-read under a row lock so updatedAt stays strictly increasing against concurrent writers.
+  const rec = (await ctx.repo.get(res, ctx.teamId, stale.id, { lock: true, includeTrashed: true })) ?? stale;
   const actor = await ctx.actor();
   const now = ctx.stamp(rec.updatedAt as number);
   const all = { ...values, updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type };

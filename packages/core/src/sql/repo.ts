@@ -99,6 +99,12 @@ export class Repo {
     return row ? this.decode(res, row) : undefined;
   }
 
+  /** Hold a row lock on `table.id` until the transaction ends (a no-op where writers are serialised). */
+  async lock(table: string, id: string): Promise<void> {
+    if (!this.dialect.capabilities.forUpdate) return;
+    await execShaped(this.db, this.dialect.name, `lock:${table}`, [id], () => this.db.selectFrom(table).select('id').where('id', '=', id).forUpdate());
+  }
+
   /** Live rows with these ids (order not kept). */
   async getMany(res: Resource, teamId: string, ids: readonly string[], extra?: Condition[]): Promise<Rec[]> {
     if (ids.length > CHUNK) {
