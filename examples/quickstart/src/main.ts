@@ -2,6 +2,7 @@ import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { createPmapi } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
+import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { toNodeHandler } from '@pmapi/http-node';
 import { seedDemo } from './seed';
 
@@ -9,7 +10,7 @@ const USAGE = `pmapi quickstart: the v3 API on SQLite with two demo workspaces.
 
 Options:
   --port N     port on 127.0.0.1 (default 3000; 0 = any free port)
-  --db PATH    SQLite file (default: in memory)
+  --db PATH    SQLite file, or a postgres:// URL (default: DATABASE_URL if set, else in-memory SQLite)
   --json       print one line of JSON (baseUrl, teams, members, tokens) once listening
   --help       this text`;
 
@@ -30,7 +31,8 @@ async function main(): Promise<void> {
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0-65535, got '${values.port}'`);
 
-  const store = await openSqliteStore(values.db ? { filename: values.db } : {});
+  const db = values.db ?? process.env.DATABASE_URL;
+  const store = db && /^postgres(ql)?:\/\//.test(db) ? await openPostgresStore({ connectionString: db }) : await openSqliteStore(db ? { filename: db } : {});
   const api = await createPmapi({ store });
   const teams = await seedDemo(api);
   const server = http.createServer(toNodeHandler(api));

@@ -6,7 +6,7 @@ import type { StorageKind } from '@pmapi/core';
 
 /** SQLSTATE classes and driver errors that mean "the database is not there right now": answer 503. */
 const UNAVAILABLE_STATES = /^(08|57P0|53300|40P01|40001|57014|55P03)/;
-const UNAVAILABLE_MESSAGES = /Connection terminated|connection error|timeout exceeded|Query read timeout|Connection ended|not queryable|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT/i;
+const UNAVAILABLE_MESSAGES = /Connection terminated|connection error|timeout exceeded|Query read timeout|Connection ended|not queryable|not currently accepting connections|the database system is|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT/i;
 
 function errCode(err: unknown): string {
   return String((err as { code?: unknown })?.code ?? '');
@@ -101,7 +101,9 @@ export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<S
       connectionString: o.connectionString ?? process.env.DATABASE_URL,
       max: o.max ?? 10,
       connectionTimeoutMillis: o.connectionTimeoutMs ?? 5000,
-      query_timeout: o.queryTimeoutMs ?? 10_000,
+      // The server cancels a statement at the timeout (clean rollback); the client gives up a little later.
+      statement_timeout: o.queryTimeoutMs ?? 10_000,
+      query_timeout: (o.queryTimeoutMs ?? 10_000) + 2000,
       ...(o.schema ? { options: `-c search_path=${o.schema}` } : {}),
     });
   // A client killed under us (pg_terminate_backend, a restart) emits 'error': without a listener it crashes the process.
