@@ -2,9 +2,12 @@
 import http from 'node:http';
 import { createPmapi } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
+import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { toNodeHandler } from '@pmapi/http-node';
 
-const api = await createPmapi({ store: await openSqliteStore({ filename: process.argv[2] }), onError: (e) => console.error(e) });
+const target = process.argv[2];
+const store = target.startsWith('postgres') ? await openPostgresStore({ connectionString: target, max: 10 }) : await openSqliteStore({ filename: target });
+const api = await createPmapi({ store, onError: (e) => console.error(e) });
 const server = http.createServer(toNodeHandler(api));
 server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
 process.on('SIGINT', () => process.exit(0));

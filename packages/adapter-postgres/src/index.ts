@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, sql, type Expression } from 'kysely';
 import type { DialectSupport, SqlStore } from '@pmapi/core/sql';
 import { migrate } from '@pmapi/core/sql';
@@ -6,7 +7,7 @@ import type { StorageKind } from '@pmapi/core';
 
 /** SQLSTATE classes and driver errors that mean "the database is not there right now": answer 503. */
 const UNAVAILABLE_STATES = /^(08|57P0|53300|40P01|40001|57014|55P03)/;
-const UNAVAILABLE_MESSAGES = /Connection terminated|connection error|timeout exceeded|Query read timeout|Connection ended|not queryable|not currently accepting connections|the database system is|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT/i;
+const UNAVAILABLE_MESSAGES = /cached plan must not change result type|Connection terminated|connection error|timeout exceeded|Query read timeout|Connection ended|not queryable|not currently accepting connections|the database system is|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT/i;
 
 function errCode(err: unknown): string {
   return String((err as { code?: unknown })?.code ?? '');
@@ -64,6 +65,64 @@ export function postgresDialectSupport(opts: { icu: boolean }): DialectSupport {
   };
 }
 
+/**
+ * kysely sends every query unnamed, so Postgres parses and plans it each
+ * time. Hand it clients that name the statements the library runs again and
+ * again (seen a few times, deterministic names, at most `max` of them), so
+ * each connection prepares them once. Off with `prepare: false` (pgbouncer
+ * in transaction mode).
+ */
+function preparingPool(pool: pg.Pool, max = 400) {
+  const seen = new Map<string, number>();
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string | undefined => {
+    const known = names.get(text);
+    if (known) return known;
+    if (names.size >= max || text.length > 8000 || /^\s*(begin|commit|rollback|savepoint|release)/i.test(text)) return undefined;
+    const n = (seen.get(text) ?? 0) + 1;
+    if (n < 3) {
+      if (seen.size < 10_000) seen.set(text, n);
+      return undefined;
+    }
+    seen.delete(text);
+    const name = `pmapi_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    names.set(text, name);
+    return name;
+  };
+  const wrappers = new WeakMap<pg.PoolClient, unknown>();
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let w = wrappers.get(client);
+      if (!w) {
+        // A migration by another process can invalidate a prepared `select *` ("cached plan must not change
+        // result type"): that connection is then discarded instead of going back to the pool.
+        let stale = false;
+        w = {
+          query(config: unknown, values?: unknown[]) {
+            if (typeof config === 'string') {
+              const name = nameOf(config);
+              if (name) {
+                return client.query({ name, text: config, values }).catch((err: { code?: string }) => {
+                  if (err?.code === '0A000') stale = true;
+                  throw err;
+                });
+              }
+            }
+            return client.query(config as string, values);
+          },
+          release(err?: Error | boolean) {
+            client.release(err ?? (stale ? new Error('pmapi: prepared statements invalidated by a schema change') : undefined));
+          },
+        };
+        wrappers.set(client, w);
+      }
+      return w;
+    },
+    end: () => pool.end(),
+  };
+}
+
 export interface PostgresStoreOptions {
   /** A pg Pool to use (the store ends it on close). Default: one made from `connectionString`. */
   pool?: pg.Pool;
@@ -77,6 +136,8 @@ export interface PostgresStoreOptions {
   connectionTimeoutMs?: number;
   /** Pool size (default 10). */
   max?: number;
+  /** Name repeated statements so each connection prepares them once (default true; false for pgbouncer transaction pooling). */
+  prepare?: boolean;
   /** Called with the SQL and duration of every query. */
   onQuery?: (sql: string, durationMs: number) => void;
   /** Errors of idle or broken connections (they never crash the process). Default: ignored. */
@@ -121,7 +182,7 @@ export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<S
   const dialect = postgresDialectSupport({ icu: probe.rows[0]?.icu === true });
   const onQuery = o.onQuery;
   const db = new Kysely<any>({
-    dialect: new PostgresDialect({ pool }),
+    dialect: new PostgresDialect({ pool: (o.prepare === false ? pool : preparingPool(pool)) as unknown as pg.Pool }),
     ...(onQuery ? { log: (e) => { if (e.level === 'query') onQuery(e.query.sql, e.queryDurationMillis); } } : {}),
   });
   // One migrator at a time across processes (kysely's own lock comes after it creates its tables).
