@@ -1,9 +1,4 @@
 import { defineConfig } from 'tsup';
+import { base } from '../../tsup.base';
 
-export default defineConfig({
-  entry: ['src/main.ts'],
-  format: ['esm'],
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-});
+export default defineConfig({ ...base, dts: false, entry: ['src/main.ts'] });

@@ -1,10 +1,4 @@
 import { defineConfig } from 'tsup';
+import { base } from '../../tsup.base';
 
-export default defineConfig({
-  entry: { index: 'src/index.ts', 'sql/index': 'src/sql/index.ts' },
-  format: ['esm'],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-});
+export default defineConfig({ ...base, entry: { index: 'src/index.ts', 'sql/index': 'src/sql/index.ts' } });

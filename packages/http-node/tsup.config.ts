@@ -1,10 +1,4 @@
 import { defineConfig } from 'tsup';
+import { base } from '../../tsup.base';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm'],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-});
+export default defineConfig({ ...base, entry: ['src/index.ts'] });

@@ -8,6 +8,7 @@ import { encodeCursor } from '../query/cursor';
 import { parseListQuery, parseReadQuery } from '../query/parse';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
+import { newRecord } from './records';
 import { materialize, toResponse, EXPAND_ROW_BUDGET } from './serialize';
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
 import type { EngineConfig } from './config';
@@ -221,19 +222,8 @@ export class Engine {
     await this.checkRefs(ctx, res, values);
     for (const [relation, ids] of Object.entries(relations)) await this.checkTargets(ctx, res, relation, undefined, ids, fieldOfRelation(res, relation));
     await res.hooks?.beforeCreate?.(ctx, values);
-    const actor = await ctx.actor();
-    const now = ctx.stamp();
-    const rec: Rec = {
-      ...values,
-      id: ctx.ids.id(),
-      createdAt: now,
-      updatedAt: now,
-      createdByActorId: actor.id,
-      updatedByActorId: actor.id,
-      createdByActorType: actor.type,
-      updatedByActorType: actor.type,
-    };
-    for (const c of res.columns) if (!(c.key in rec)) rec[c.key] = null;
+    const rec = await newRecord(ctx, res, values);
+    const now = rec.createdAt as number;
     await ctx.repo.insert(res, ctx.teamId, rec);
     for (const [relation, ids] of Object.entries(relations)) {
       const rel = res.relations![relation]!;

@@ -8,6 +8,14 @@ import { materialize, EXPAND_ROW_BUDGET } from './serialize';
  */
 export async function insertRecord(ctx: WriteContext, resName: string, values: Record<string, unknown>): Promise<Rec> {
   const res = ctx.registry.get(resName);
+  const rec = await newRecord(ctx, res, values);
+  await ctx.repo.insert(res, ctx.teamId, rec);
+  await announce(ctx, res, rec, 'created');
+  return rec;
+}
+
+/** A new row: the given values, a fresh id, the common stamps of the calling actor, every other column null. */
+export async function newRecord(ctx: WriteContext, res: Resource, values: Record<string, unknown>): Promise<Rec> {
   const actor = await ctx.actor();
   const now = ctx.stamp();
   const rec: Rec = {
@@ -21,8 +29,6 @@ export async function insertRecord(ctx: WriteContext, resName: string, values: R
     updatedByActorType: actor.type,
   };
   for (const c of res.columns) if (!(c.key in rec)) rec[c.key] = null;
-  await ctx.repo.insert(res, ctx.teamId, rec);
-  await announce(ctx, res, rec, 'created');
   return rec;
 }
 
