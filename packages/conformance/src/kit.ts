@@ -1,4 +1,4 @@
-import { createPmapi, fakeClock, type FakeClock, type Pmapi } from '@pmapi/core';
+import { createPmapi, fakeClock, type FakeClock, type Pmapi, type PmapiOptions } from '@pmapi/core';
 import type { SqlStore } from '@pmapi/core/sql';
 
 /** How a suite gets a fresh, empty, migrated store. */
@@ -63,12 +63,13 @@ export interface Harness {
 const ALL = ['read', 'write', 'delete'];
 
 /** Build a fresh API over a fresh store, seeded with two workspaces. */
-export async function harness(factory: StoreFactory): Promise<Harness> {
+export async function harness(factory: StoreFactory, options: { api?: (clock: FakeClock, store: SqlStore) => Partial<PmapiOptions> } = {}): Promise<Harness> {
   const queries: string[] = [];
   let counting = false;
   const store = await factory.open({ onQuery: (q) => { if (counting) queries.push(q); } });
   const clock = fakeClock('2026-03-01T09:00:00.000Z');
-  const api = await createPmapi({ store, clock, onError: (e) => console.error(e) });
+  // Rate limits are off unless a suite turns them on (they have a suite of their own).
+  const api = await createPmapi({ store, clock, onError: (e) => console.error(e), rateLimiter: false, ...(options.api?.(clock, store) ?? {}) });
   async function workspace(name: string): Promise<Workspace> {
     const ws = await api.admin.createWorkspace({ name, owner: { name: `${name} Owner`, email: `owner@${name.toLowerCase()}.test` } });
     const ownerTok = await api.admin.issueToken(ws.ownerMemberId, { scopes: ALL });

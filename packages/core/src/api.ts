@@ -13,6 +13,11 @@ import type { HttpRequest, HttpResponse } from './http/types';
 import type { Principal } from './services/context';
 import { ProblemError, problemBody } from './errors/problem';
 import type { ErrorCode } from './errors/codes';
+import { builtinRolePermissions, permissionCatalog } from './auth/permissions';
+import type { PermissionResolver } from './auth/tokens';
+import { routeTable, type CustomRoute, type RouteInfo, type ExtraPermissions } from './http/routes';
+import type { RateLimiter } from './limits/index';
+import { builtinRoutes } from './routes/index';
 
 export interface PmapiOptions {
   /** An opened store: `await openSqliteStore()` or the Postgres adapter's. */
@@ -33,6 +38,8 @@ export interface PmapiOptions {
   onError?: (err: unknown, req: HttpRequest) => void;
   /** Extra resource declarations (advanced). */
   resources?: readonly Resource[];
+  /** Rate limits of spec "Limits" (default on); `false` turns them off (tests, internal traffic). */
+  rateLimiter?: RateLimiter | false;
 }
 
 export interface Pmapi {
@@ -45,6 +52,10 @@ export interface Pmapi {
     /** Destroy soft-deleted rows past 30 days and forget stale idempotency keys. */
     purge(): Promise<{ purged: number; keys: number }>;
   };
+  /** Every route with the scope and role permissions it needs. */
+  routes(): RouteInfo[];
+  /** Every role permission name. */
+  permissions: readonly string[];
   /** A problem response for failures a front end detects itself (oversized body, …). */
   problem(code: ErrorCode, detail: string, url: string, extras?: Record<string, unknown>): HttpResponse;
   registry: Registry;
@@ -52,6 +63,14 @@ export interface Pmapi {
   clock: Clock;
   close(): Promise<void>;
 }
+
+/** Role permissions that standard operations need beyond their scope (spec "Authentication" rule 5). */
+const EXTRA_PERMISSIONS: Record<string, string[]> = {
+  'roles:write': ['manageRoles'],
+  'roles:delete': ['manageRoles'],
+  'webhooks:write': ['manageWebhooks'],
+  'webhooks:delete': ['manageWebhooks'],
+};
 
 async function loadSecret(store: SqlStore, ids: IdGenerator): Promise<Uint8Array> {
   const read = () => store.db.selectFrom('secrets').select('value').where('name', '=', 'cursor').executeTakeFirst();
@@ -78,13 +97,30 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     o.secret === undefined ? await loadSecret(o.store, randomIds) : typeof o.secret === 'string' ? Buffer.from(o.secret, 'utf8') : o.secret;
   const engine = new Engine(o.store, { registry, clock, ids, cursorSecret: cursorSecret ?? randomBytes(32) });
   const docsBaseUrl = o.docsBaseUrl ?? 'https://pmapi.dev/docs';
+  const catalog = permissionCatalog(registry);
+  const builtin = new Map<string, ReadonlySet<string>>();
+  const permissionsOf: PermissionResolver = (role) => {
+    if (role.editable) return new Set(role.permissions);
+    let set = builtin.get(role.name);
+    if (!set) {
+      set = new Set(builtinRolePermissions(role.name, registry));
+      builtin.set(role.name, set);
+    }
+    return set;
+  };
+  const extraPermissions: ExtraPermissions = (resource, action) => EXTRA_PERMISSIONS[`${resource}:${action}`] ?? [];
+  const customRoutes: CustomRoute[] = [...builtinRoutes];
   const handle = createHandler(engine, {
     basePath: o.basePath ?? '/api/v3',
     docsBaseUrl,
+    routes: customRoutes,
+    permissionsOf,
+    extraPermissions,
+    ...(o.rateLimiter ? { limiter: o.rateLimiter } : {}),
     onError: o.onError ?? ((err) => console.error('pmapi: unexpected error', err)),
   });
   const system: Principal = {
-    teamId: '', memberId: '', userId: '', memberName: 'system', role: 'system', tokenId: '', scopes: new Set(), actorId: null,
+    teamId: '', memberId: '', userId: '', memberName: 'system', role: 'system', roleId: '', permissions: new Set(), tokenId: '', scopes: new Set(), actorId: null,
   };
   return {
     handle,
@@ -96,6 +132,8 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
         return { purged, keys };
       },
     },
+    routes: () => routeTable(registry, customRoutes, extraPermissions),
+    permissions: catalog,
     problem(code, detail, url, extras = {}) {
       const err = new ProblemError(code, detail, extras);
       const requestId = ids.uuid();

@@ -58,11 +58,11 @@ export function resourcesSuite(factory: StoreFactory): void {
     });
 
     it('two writes of one member share one actor; another member gets another actor', async () => {
-      const p1 = await h.project({ name: 'Actor one' });
+      const p1 = await h.project({ name: 'Actor one', accessType: 'workspace' });
       const p2 = await h.project({ name: 'Actor two' });
       expect(p1.createdByActorId).toMatch(UUID);
       expect(p2.createdByActorId).toBe(p1.createdByActorId);
-      const patched = await h.patch(`/projects/${p1.id}`, { description: 'x' }, { token: h.a.client.token });
+      const patched = await h.patch(`/projects/${p1.id}`, { description: 'x' }, { token: h.a.regular.token });
       expect(patched.status).toBe(200);
       expect(patched.body.createdByActorId).toBe(p1.createdByActorId);
       expect(patched.body.updatedByActorId).toMatch(UUID);
@@ -71,7 +71,7 @@ export function resourcesSuite(factory: StoreFactory): void {
       const client = await h.get(`/actors/${patched.body.updatedByActorId}`);
       expect(owner.body.memberId).toBe(h.a.owner.id);
       expect(owner.body.displayName).toBe('Alpha Owner');
-      expect(client.body.memberId).toBe(h.a.client.id);
+      expect(client.body.memberId).toBe(h.a.regular.id);
     });
 
     it('GET /actors (list) is not allowed: 405', async () => {

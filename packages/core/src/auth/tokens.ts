@@ -33,17 +33,22 @@ export function bearerOf(header: string | undefined): string {
  * Resolve a personal access token to its principal: one indexed lookup by
  * prefix, then a constant-time comparison of SHA-256 digests.
  */
-export async function authenticate(db: Kysely<any>, d: DialectSupport, token: string, now: number): Promise<Principal> {
+/** Turns a role row into the permissions it grants (built-in roles are derived from the catalog). */
+export type PermissionResolver = (role: { name: string; editable: boolean; permissions: string[] }) => ReadonlySet<string>;
+
+export async function authenticate(db: Kysely<any>, d: DialectSupport, token: string, now: number, permissionsOf: PermissionResolver): Promise<Principal> {
   const m = PAT_RE.exec(token);
   if (!m) throw invalidToken();
   const prefix = m[1]!;
   const result = await execShaped<Record<string, unknown>>(db, d.name, 'auth:pat', [prefix], () => db
     .selectFrom('access_tokens as t')
     .innerJoin('members as m', 'm.id', 't.member_id')
+    .innerJoin('roles as r', 'r.id', 'm.role_id')
     .leftJoin('actors as a', (j) => j.onRef('a.member_id', '=', 'm.id').onRef('a.team_id', '=', 'm.team_id'))
     .select([
       't.id as token_id', 't.team_id', 't.hash', 't.scopes', 't.expires_at', 't.revoked_at',
-      'm.id as member_id', 'm.user_id', 'm.name', 'm.role', 'm.active', 'a.id as actor_id',
+      'm.id as member_id', 'm.user_id', 'm.name', 'm.role', 'm.role_id', 'm.active', 'a.id as actor_id',
+      'r.name as role_name', 'r.editable as role_editable', 'r.permissions as role_permissions',
     ])
     .where('t.prefix', '=', prefix));
   const row = result.rows[0];
@@ -63,6 +68,12 @@ export async function authenticate(db: Kysely<any>, d: DialectSupport, token: st
     userId: row.user_id as string,
     memberName: row.name as string,
     role: row.role as string,
+    roleId: row.role_id as string,
+    permissions: permissionsOf({
+      name: row.role_name as string,
+      editable: d.decode('boolean', row.role_editable) as boolean,
+      permissions: d.decode('json', row.role_permissions) as string[],
+    }),
     tokenId: row.token_id as string,
     scopes: new Set(d.decode('json', row.scopes) as string[]),
     actorId: (row.actor_id as string | null) ?? null,

@@ -3,8 +3,10 @@ import { errorCodes } from '../errors/codes';
 import { ID_PATTERN } from '../ids/index';
 import type { Resource } from '../resources/define-resource';
 import type { Engine, OpResult } from '../services/engine';
-import type { PendingEvent, Principal } from '../services/context';
-import { authenticate, bearerOf } from '../auth/tokens';
+import type { PendingEvent, Principal, WriteContext as WriteContextT } from '../services/context';
+import { authenticate, bearerOf, type PermissionResolver } from '../auth/tokens';
+import type { RateLimiter } from '../limits/index';
+import { matchRoute, type CustomRoute, type ExtraPermissions } from './routes';
 import { grants, type ScopeAction } from '../auth/scopes';
 import { checkKey, fingerprintOf, once } from '../services/idempotency';
 import type { HttpRequest, HttpResponse } from './types';
@@ -14,6 +16,31 @@ export interface HandlerOptions {
   docsBaseUrl: string;
   /** Called with unexpected errors (they answer 500 without details). */
   onError: (err: unknown, req: HttpRequest) => void;
+  /** Routes beyond the standard operations, matched first. */
+  routes: readonly CustomRoute[];
+  /** The role permissions a member holds. */
+  permissionsOf: PermissionResolver;
+  /** Role permissions a standard operation needs beyond its scope. */
+  extraPermissions: ExtraPermissions;
+  /** Rate limits (absent: none). */
+  limiter?: RateLimiter;
+}
+
+/**
+ * Let a principal in, or fail with 403 permission_denied naming what is
+ * missing: the token's scope, the role's permission of the same name, and any
+ * extra role permissions the route declares. Breadth follows the role, not the token.
+ */
+export function authorize(principal: Principal, resource: string, action: ScopeAction, extra: readonly string[] = []): void {
+  const missing = new Set<string>();
+  if (!grants(principal.scopes, resource, action) || !grants(principal.permissions, resource, action)) missing.add(`${resource}:${action}`);
+  for (const p of extra) if (!principal.permissions.has(p)) missing.add(p);
+  if (missing.size) {
+    const tokenOnly = grants(principal.permissions, resource, action) && !grants(principal.scopes, resource, action);
+    throw new ProblemError('permission_denied', tokenOnly ? `This token lacks the ${resource}:${action} scope` : `Missing permission: ${[...missing].join(', ')}`, {
+      missingPermissions: [...missing],
+    });
+  }
 }
 
 type Op =
@@ -165,8 +192,16 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
         }
       });
       const now = engine.config.clock.now();
-      const principal = await authenticate(store.db, store.dialect, bearerOf(header(req, 'authorization')), now);
+      const principal = await authenticate(store.db, store.dialect, bearerOf(header(req, 'authorization')), now, o.permissionsOf);
+      principal.clientIp = req.remoteAddress;
+      if (o.limiter) Object.assign(extra, await o.limiter.check({ tokenId: principal.tokenId, method, clientIp: req.remoteAddress, now }));
       if (segs.length === 0) throw new ProblemError('route_not_found', 'Name a resource: /api/v3/{resource}');
+      const custom = await customRoute(req, method, segs, principal, query);
+      if (custom) {
+        const headers: Record<string, string> = { 'x-request-id': requestId, ...extra, ...(custom.headers ?? {}) };
+        if (custom.body === undefined) return { status: custom.status, headers };
+        return { status: custom.status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(custom.body) };
+      }
       let res = registry.byPath.get(segs[0]!);
       if (!res) {
         const current = registry.retiredPaths.get(segs[0]!);
@@ -181,17 +216,13 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       }
       const op = route(res, method, segs.slice(1));
       const action = ACTION[op.kind];
-      if (!grants(principal.scopes, res.path, action)) {
-        throw new ProblemError('permission_denied', `This token lacks the ${res.path}:${action} scope`, {
-          missingPermissions: [`${res.path}:${action}`],
-        });
-      }
+      authorize(principal, res.path, action, o.extraPermissions(res.path, action));
       const out = op.kind === 'list' || op.kind === 'get' ? await read(res, op, principal, query) : await write(req, res, op, principal, query, path);
       const headers: Record<string, string> = { 'x-request-id': requestId, ...extra, ...(out.headers ?? {}) };
       if (out.body === undefined) return { status: out.status, headers };
       return { status: out.status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(out.body) };
     } catch (err) {
-      if (err instanceof ProblemError) return problem(err, path, requestId, extra);
+      if (err instanceof ProblemError) return problem(err, path, requestId, err.code === 'rate_limited' ? {} : extra);
       if (store.dialect.isUniqueViolation(err)) {
         return problem(new ProblemError('conflict', 'The change collides with an existing record'), path, requestId, extra);
       }
@@ -203,6 +234,29 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
     }
   };
 
+  /** Match and run a custom route; undefined when none has this path. */
+  async function customRoute(req: HttpRequest, method: string, segs: string[], principal: Principal, query: URLSearchParams): Promise<OpResult | undefined> {
+    let pathMatched = false;
+    for (const r of o.routes) {
+      const params = matchRoute(r, method, segs);
+      if (!params) {
+        if (matchRoute({ ...r, method: method as CustomRoute['method'] }, method, segs)) pathMatched = true;
+        continue;
+      }
+      authorize(principal, r.scope.resource, r.scope.action, r.permissions);
+      if (!r.write) {
+        const ctx = engine.writeContext(principal, store.db, []);
+        return r.run(ctx, { params, query, body: undefined });
+      }
+      return runWrite(req, principal, (ctx, body) => r.run(ctx, { params, query, body }));
+    }
+    if (pathMatched) {
+      const allowed = o.routes.filter((r) => matchRoute({ ...r, method: method as CustomRoute['method'] }, method, segs)).map((r) => r.method);
+      throw new ProblemError('method_not_allowed', `${method} is not allowed here`, { allowed }, { allow: allowed.join(', ') });
+    }
+    return undefined;
+  }
+
   async function read(res: Resource, op: Op, principal: Principal, query: URLSearchParams): Promise<OpResult> {
     const ctx = engine.readContext(principal);
     if (op.kind === 'list') return engine.list(ctx, res, query);
@@ -210,6 +264,34 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
   }
 
   async function write(req: HttpRequest, res: Resource, op: Op, principal: Principal, query: URLSearchParams, path: string): Promise<OpResult> {
+    void path;
+    return runWrite(req, principal, async (ctx, body) => {
+      let r: OpResult;
+      switch (op.kind) {
+        case 'create':
+          r = await engine.create(ctx, res, body, query);
+          break;
+        case 'update':
+          r = await engine.update(ctx, res, op.id, body, query);
+          break;
+        case 'remove':
+          r = await engine.remove(ctx, res, op.id);
+          break;
+        case 'restore':
+          r = await engine.restore(ctx, res, op.id, query);
+          break;
+        case 'relation':
+          r = await engine.relation(ctx, res, op.id, op.relation, op.change, body, query);
+          break;
+        default:
+          throw new Error('unreachable');
+      }
+      return r;
+    });
+  }
+
+  /** A mutation: one transaction holding the change, its events and its idempotency record. */
+  async function runWrite(req: HttpRequest, principal: Principal, op: (ctx: WriteContextT, body: unknown) => Promise<OpResult>): Promise<OpResult> {
     const body = parseBody(req);
     const key = header(req, 'idempotency-key');
     if (key !== undefined) checkKey(key);
@@ -217,26 +299,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       const events: PendingEvent[] = [];
       const ctx = engine.writeContext(principal, trx, events);
       const run = async (): Promise<OpResult> => {
-        let r: OpResult;
-        switch (op.kind) {
-          case 'create':
-            r = await engine.create(ctx, res, body, query);
-            break;
-          case 'update':
-            r = await engine.update(ctx, res, op.id, body, query);
-            break;
-          case 'remove':
-            r = await engine.remove(ctx, res, op.id);
-            break;
-          case 'restore':
-            r = await engine.restore(ctx, res, op.id, query);
-            break;
-          case 'relation':
-            r = await engine.relation(ctx, res, op.id, op.relation, op.change, body, query);
-            break;
-          default:
-            throw new Error('unreachable');
-        }
+        const r = await op(ctx, body);
         await engine.flushEvents(trx, principal, events, ctx.now);
         return r;
       };
@@ -246,7 +309,6 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       }, run);
     });
     if (replayed) return { ...result, headers: { ...(result.headers ?? {}), 'idempotency-replayed': 'true' } };
-    void path;
     return result;
   }
 }

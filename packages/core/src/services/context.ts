@@ -13,7 +13,13 @@ export interface Principal {
   memberId: string;
   userId: string;
   memberName: string;
+  /** The member's role name (built-in or custom) and id. */
   role: string;
+  roleId: string;
+  /** What the role allows (resource permissions spelled like scopes, plus special ones such as manageWebhooks). */
+  permissions: ReadonlySet<string>;
+  /** The caller's address as the front end derived it. */
+  clientIp?: string;
   tokenId: string;
   scopes: ReadonlySet<string>;
   /** Actor id of the member, once it has written. */

@@ -129,9 +129,20 @@ function foundation(d: DialectSupport): Migration {
   };
 }
 
+/** Access control and limits: rate-limit counters and blocks shared by every process. */
+function accessAndLimits(d: DialectSupport): Migration {
+  return {
+    async up(db) {
+      await createTable(db, d, 'rate_counters', { key: 'text', window_start: 'bigint', count: 'bigint' }, ['key', 'window_start']).execute();
+      await createTable(db, d, 'rate_blocks', { key: 'text', until: 'bigint' }, ['key']).execute();
+      await db.schema.alterTable('access_tokens').addColumn('last_used_at', sql.raw(d.ddl.timestamp)).execute();
+    },
+  };
+}
+
 /** Every migration, in order. Later issues append here. */
 export function migrations(d: DialectSupport): Record<string, Migration> {
-  return { '0001_foundation': foundation(d) };
+  return { '0001_foundation': foundation(d), '0002_access_and_limits': accessAndLimits(d) };
 }
 
 /** Apply pending migrations (kysely's Migrator takes the dialect's migration lock). */

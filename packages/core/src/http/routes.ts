@@ -1,0 +1,84 @@
+import type { ScopeAction } from '../auth/scopes';
+import type { Registry } from '../resources/registry';
+import type { OpResult } from '../services/engine';
+import type { ReadContext, WriteContext } from '../services/context';
+
+/** The scope (and role permission of the same name) a route needs. */
+export interface RouteScope {
+  resource: string;
+  action: ScopeAction;
+}
+
+/**
+ * A route outside the standard operations (personal access tokens, search,
+ * …). Declared once: method, path, scope and extra role permissions; the
+ * pipeline authenticates, authorises and (for writes) runs it in one
+ * transaction with idempotency and the outbox.
+ */
+export interface CustomRoute {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Segments after the base path; `{id}` matches one id segment: `personal-access-tokens/{id}`. */
+  path: string;
+  scope: RouteScope;
+  /** Role permissions needed besides the scope's own (`manageRoles`). */
+  permissions?: string[];
+  /** Runs in a write transaction (and may carry an Idempotency-Key). */
+  write: boolean;
+  run(ctx: WriteContext, args: RouteArgs): Promise<OpResult>;
+}
+
+export interface RouteArgs {
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: unknown;
+}
+
+/** One row of the route table: what a request needs to be let in. */
+export interface RouteInfo {
+  method: string;
+  path: string;
+  scope: string;
+  permissions: string[];
+}
+
+/** Match a custom route's pattern against path segments. */
+export function matchRoute(route: CustomRoute, method: string, segs: string[]): Record<string, string> | undefined {
+  const parts = route.path.split('/');
+  if (parts.length !== segs.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    if (p.startsWith('{') && p.endsWith('}')) params[p.slice(1, -1)] = segs[i]!;
+    else if (p !== segs[i]) return undefined;
+  }
+  return method === route.method ? params : undefined;
+}
+
+/** Permissions a standard operation needs beyond its scope, by resource and action. */
+export type ExtraPermissions = (resource: string, action: ScopeAction) => string[];
+
+/**
+ * The whole route table: every standard operation of every resource, and the
+ * custom routes, each with its scope and role permissions.
+ */
+export function routeTable(registry: Registry, custom: readonly CustomRoute[], extra: ExtraPermissions): RouteInfo[] {
+  const rows: RouteInfo[] = [];
+  const add = (method: string, path: string, resource: string, action: ScopeAction) =>
+    rows.push({ method, path, scope: `${resource}:${action}`, permissions: extra(resource, action) });
+  for (const r of registry.all()) {
+    const ops = r.operations;
+    if (ops.list) add('GET', `/${r.path}`, r.path, 'read');
+    if (ops.create) add('POST', `/${r.path}`, r.path, 'write');
+    if (ops.get) add('GET', `/${r.path}/{id}`, r.path, 'read');
+    if (ops.update) add('PATCH', `/${r.path}/{id}`, r.path, 'write');
+    if (ops.delete) add('DELETE', `/${r.path}/{id}`, r.path, 'delete');
+    if (r.softDelete) add('POST', `/${r.path}/{id}/restore`, r.path, 'delete');
+    for (const [seg, rel] of Object.entries(r.relationByPath)) {
+      if (!r.relations![rel]!.supported) continue;
+      add('POST', `/${r.path}/{id}/${seg}`, r.path, 'write');
+      add('DELETE', `/${r.path}/{id}/${seg}`, r.path, 'write');
+    }
+  }
+  for (const c of custom) rows.push({ method: c.method, path: `/${c.path}`, scope: `${c.scope.resource}:${c.scope.action}`, permissions: c.permissions ?? [] });
+  return rows;
+}

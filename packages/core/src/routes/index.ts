@@ -1,0 +1,6 @@
+import type { CustomRoute } from '../http/routes';
+import { patRoutes } from './pat';
+import { searchRoutes } from './search';
+
+/** The routes beyond the standard operations, in matching order. */
+export const builtinRoutes: readonly CustomRoute[] = [...patRoutes, ...searchRoutes];
