@@ -48,7 +48,9 @@ describe('quickstart (examples/quickstart): pnpm start --port 0 --json', () => {
   it('serves v3 over HTTP with the seeded tokens, isolated per workspace', async () => {
     const [acme, globex] = seed.teams;
     const owner = acme!.members[0]!.token;
-    const created = await call('/projects', owner, { method: 'POST', body: JSON.stringify({ name: 'Launch' }) });
+    // A limited project (the default) with the regular and the client member in it.
+    const members = [acme!.members[1]!.id, acme!.members[2]!.id];
+    const created = await call('/projects', owner, { method: 'POST', body: JSON.stringify({ name: 'Launch', members }) });
     expect(created.status).toBe(201);
     const project = (await created.json()) as { id: string };
     const task = await call('/tasks', acme!.members[1]!.token, { method: 'POST', body: JSON.stringify({ name: 'Ship it', projectId: project.id }) });

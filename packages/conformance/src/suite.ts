@@ -8,6 +8,11 @@ import { resourcesSuite } from './suites/resources';
 import { tasksSuite } from './suites/tasks';
 import { hardeningSuite } from './suites/hardening';
 import { concurrencySuite } from './suites/concurrency';
+import { personalAccessTokensSuite } from './suites/personal-access-tokens';
+import { rateLimitsSuite } from './suites/rate-limits';
+import { rolesSuite } from './suites/roles';
+import { projectAccessSuite } from './suites/project-access';
+import { routeTableSuite } from './suites/route-table';
 
 /** Every conformance suite, against one store factory. */
 export function runConformance(factory: StoreFactory): void {
@@ -20,4 +25,9 @@ export function runConformance(factory: StoreFactory): void {
   tasksSuite(factory);
   hardeningSuite(factory);
   concurrencySuite(factory);
+  personalAccessTokensSuite(factory);
+  rateLimitsSuite(factory);
+  rolesSuite(factory);
+  projectAccessSuite(factory);
+  routeTableSuite(factory);
 }

@@ -16,7 +16,7 @@ import type { ErrorCode } from './errors/codes';
 import { builtinRolePermissions, permissionCatalog } from './auth/permissions';
 import type { PermissionResolver } from './auth/tokens';
 import { routeTable, type CustomRoute, type RouteInfo, type ExtraPermissions } from './http/routes';
-import type { RateLimiter } from './limits/index';
+import { createRateLimiter, type RateLimiter } from './limits/index';
 import { builtinRoutes } from './routes/index';
 
 export interface PmapiOptions {
@@ -38,8 +38,14 @@ export interface PmapiOptions {
   onError?: (err: unknown, req: HttpRequest) => void;
   /** Extra resource declarations (advanced). */
   resources?: readonly Resource[];
-  /** Rate limits of spec "Limits" (default on); `false` turns them off (tests, internal traffic). */
+  /**
+   * Rate limits of spec "Limits" (default on: counters in the database when
+   * several processes may share it — Postgres — else in memory); configure with
+   * `createRateLimiter({...})`; `false` turns them off (tests, internal traffic).
+   */
   rateLimiter?: RateLimiter | false;
+  /** How the client IP (DELETE's second bucket) is derived; default the front end's `remoteAddress` (http-node: see `trustProxy`). */
+  clientIp?: (req: HttpRequest) => string | undefined;
 }
 
 export interface Pmapi {
@@ -49,8 +55,8 @@ export interface Pmapi {
   admin: Admin;
   /** Background work the host schedules (e.g. every minute). */
   jobs: {
-    /** Destroy soft-deleted rows past 30 days and forget stale idempotency keys. */
-    purge(): Promise<{ purged: number; keys: number }>;
+    /** Destroy soft-deleted rows past 30 days, forget stale idempotency keys and stale rate-limit counters. */
+    purge(): Promise<{ purged: number; keys: number; rateLimits: number }>;
   };
   /** Every route with the scope and role permissions it needs. */
   routes(): RouteInfo[];
@@ -110,13 +116,17 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   };
   const extraPermissions: ExtraPermissions = (resource, action) => EXTRA_PERMISSIONS[`${resource}:${action}`] ?? [];
   const customRoutes: CustomRoute[] = [...builtinRoutes];
+  const limiter = o.rateLimiter === undefined
+    ? createRateLimiter(o.store.dialect.capabilities.multiProcess ? { store: 'database', sqlStore: o.store } : { store: 'memory' })
+    : o.rateLimiter || undefined;
   const handle = createHandler(engine, {
     basePath: o.basePath ?? '/api/v3',
     docsBaseUrl,
     routes: customRoutes,
     permissionsOf,
     extraPermissions,
-    ...(o.rateLimiter ? { limiter: o.rateLimiter } : {}),
+    ...(limiter ? { limiter } : {}),
+    ...(o.clientIp ? { clientIp: o.clientIp } : {}),
     onError: o.onError ?? ((err) => console.error('pmapi: unexpected error', err)),
   });
   const system: Principal = {
@@ -129,7 +139,8 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
       async purge() {
         const purged = await engine.purge(system);
         const keys = await sweepKeys(o.store.db, o.store.dialect, clock.now());
-        return { purged, keys };
+        const rateLimits = limiter?.sweep ? await limiter.sweep(clock.now()) : 0;
+        return { purged, keys, rateLimits };
       },
     },
     routes: () => routeTable(registry, customRoutes, extraPermissions),

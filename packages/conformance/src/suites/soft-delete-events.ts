@@ -318,7 +318,7 @@ export function softDeleteEventsSuite(factory: StoreFactory): void {
     });
 
     it('a task create records task.created with projectId = the task project; payload.task equals the response', async () => {
-      const p = await h.project({ name: 'Task events' });
+      const p = await h.project({ name: 'Task events', accessType: 'workspace' });
       const { result: r, events } = await during(h, () =>
         h.post('/tasks', { name: 'T', projectId: p.id }, { token: h.a.regular.token }));
       expect(r.status).toBe(201);

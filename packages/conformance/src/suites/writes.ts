@@ -330,7 +330,7 @@ export function writesSuite(factory: StoreFactory): void {
     });
 
     it('another member writes as its own human actor; updatedByActorId follows the last writer', async () => {
-      const p = await h.project({ name: 'Two Writers' });
+      const p = await h.project({ name: 'Two Writers', accessType: 'workspace' });
       const t = await h.task(p.id);
       const r = await h.patch(`/tasks/${t.id}`, { name: 'Edited by regular' }, { token: h.a.regular.token });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -447,7 +447,7 @@ export function writesSuite(factory: StoreFactory): void {
     const tasksNamed = async (name: string) => (await h.get(`/tasks?projectId=${projectId}&name[eq]=${encodeURIComponent(name)}`)).body.data;
     beforeAll(async () => {
       h = await harness(factory);
-      projectId = (await h.project({ name: 'Rule Eleven' })).id;
+      projectId = (await h.project({ name: 'Rule Eleven', accessType: 'workspace' })).id;
     });
     afterAll(() => h.close());
 

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { SqlStore } from '../sql/dialect';
 import type { Clock } from '../clock/index';
 import type { IdGenerator } from '../ids/index';
-import { sha256, PAT_PREFIX_LENGTH, PAT_SECRET_LENGTH } from '../auth/tokens';
+import { mintToken } from '../auth/mint';
 import { isValidScope } from '../auth/scopes';
 import { initialsOf, PALETTE, secondaryOf } from '../resources/rules';
 
@@ -128,21 +128,17 @@ export class Admin {
   /**
    * Issue a personal access token `svc_user_<prefix>_<secret>` for a member.
    * Only its SHA-256 digest is stored: the token is returned once, here.
+   * The embedding application's privileged path: not held to the 20-token cap
+   * of `POST /personal-access-tokens`, but its tokens count toward that cap.
    */
   async issueToken(memberId: string, input: { scopes: readonly string[]; name?: string; expiresAt?: Date | number | string }): Promise<{ id: string; token: string }> {
     for (const s of input.scopes) if (!isValidScope(s)) throw new Error(`pmapi admin: invalid scope '${s}'`);
     const m = await this.store.db.selectFrom('members').select(['id', 'team_id']).where('id', '=', memberId).executeTakeFirst();
     if (!m) throw new Error(`pmapi admin: no member ${memberId}`);
-    const prefix = this.ids.secret(PAT_PREFIX_LENGTH);
-    const token = `svc_user_${prefix}_${this.ids.secret(PAT_SECRET_LENGTH)}`;
-    const id = this.ids.id();
     const expires = input.expiresAt === undefined ? null : new Date(input.expiresAt).getTime();
-    await this.store.db.insertInto('access_tokens').values({
-      id, team_id: m.team_id, member_id: memberId, kind: 'pat', prefix, hash: sha256(token),
-      scopes: this.d.encode('json', [...new Set(input.scopes)]), name: input.name ?? null,
-      expires_at: expires === null ? null : this.d.encode('timestamp', expires), revoked_at: null,
-      created_at: this.d.encode('timestamp', this.clock.now()),
-    }).execute();
+    const { id, token } = await mintToken(this.store.db, this.d, this.ids, {
+      teamId: m.team_id as string, memberId, scopes: input.scopes, name: input.name ?? null, expiresAt: expires, now: this.clock.now(),
+    });
     return { id, token };
   }
 

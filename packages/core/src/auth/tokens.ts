@@ -9,6 +9,8 @@ import { execShaped } from '../sql/repo';
 const PAT_RE = /^svc_user_([0-9A-Za-z]{12})_([0-9A-Za-z]{40})$/;
 export const PAT_PREFIX_LENGTH = 12;
 export const PAT_SECRET_LENGTH = 40;
+/** `lastUsedAt` is recorded at most this often per token (ms). */
+export const LAST_USED_GRANULARITY_MS = 60_000;
 
 export function sha256(s: string): string {
   return createHash('sha256').update(s).digest('hex');
@@ -46,7 +48,7 @@ export async function authenticate(db: Kysely<any>, d: DialectSupport, token: st
     .innerJoin('roles as r', 'r.id', 'm.role_id')
     .leftJoin('actors as a', (j) => j.onRef('a.member_id', '=', 'm.id').onRef('a.team_id', '=', 'm.team_id'))
     .select([
-      't.id as token_id', 't.team_id', 't.hash', 't.scopes', 't.expires_at', 't.revoked_at',
+      't.id as token_id', 't.team_id', 't.hash', 't.scopes', 't.expires_at', 't.revoked_at', 't.last_used_at',
       'm.id as member_id', 'm.user_id', 'm.name', 'm.role', 'm.role_id', 'm.active', 'a.id as actor_id',
       'r.name as role_name', 'r.editable as role_editable', 'r.permissions as role_permissions',
     ])
@@ -61,6 +63,12 @@ export async function authenticate(db: Kysely<any>, d: DialectSupport, token: st
   }
   if (!d.decode('boolean', row.active)) {
     throw new ProblemError('token_owner_inactive', "The token's owner is deactivated", {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+  }
+  const lastUsed = row.last_used_at === null ? null : (d.decode('timestamp', row.last_used_at) as number);
+  if (lastUsed === null || now - lastUsed >= LAST_USED_GRANULARITY_MS) {
+    // At most one write per token per minute: cheap enough for the hot path.
+    await execShaped(db, d.name, 'auth:touch', [d.encode('timestamp', now), row.token_id], () => db
+      .updateTable('access_tokens').set({ last_used_at: d.encode('timestamp', now) }).where('id', '=', row.token_id as string));
   }
   return {
     teamId: row.team_id as string,

@@ -24,19 +24,22 @@ export interface HandlerOptions {
   extraPermissions: ExtraPermissions;
   /** Rate limits (absent: none). */
   limiter?: RateLimiter;
+  /** The client address of a request (default: `req.remoteAddress`). */
+  clientIp?: (req: HttpRequest) => string | undefined;
 }
 
 /**
  * Let a principal in, or fail with 403 permission_denied naming what is
  * missing: the token's scope, the role's permission of the same name, and any
  * extra role permissions the route declares. Breadth follows the role, not the token.
+ * `scopeOnly` (routes on the caller's own records) checks the token's scope alone.
  */
-export function authorize(principal: Principal, resource: string, action: ScopeAction, extra: readonly string[] = []): void {
+export function authorize(principal: Principal, resource: string, action: ScopeAction, extra: readonly string[] = [], scopeOnly = false): void {
   const missing = new Set<string>();
-  if (!grants(principal.scopes, resource, action) || !grants(principal.permissions, resource, action)) missing.add(`${resource}:${action}`);
+  if (!grants(principal.scopes, resource, action) || (!scopeOnly && !grants(principal.permissions, resource, action))) missing.add(`${resource}:${action}`);
   for (const p of extra) if (!principal.permissions.has(p)) missing.add(p);
   if (missing.size) {
-    const tokenOnly = grants(principal.permissions, resource, action) && !grants(principal.scopes, resource, action);
+    const tokenOnly = (scopeOnly || grants(principal.permissions, resource, action)) && !grants(principal.scopes, resource, action);
     throw new ProblemError('permission_denied', tokenOnly ? `This token lacks the ${resource}:${action} scope` : `Missing permission: ${[...missing].join(', ')}`, {
       missingPermissions: [...missing],
     });
@@ -193,8 +196,8 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       });
       const now = engine.config.clock.now();
       const principal = await authenticate(store.db, store.dialect, bearerOf(header(req, 'authorization')), now, o.permissionsOf);
-      principal.clientIp = req.remoteAddress;
-      if (o.limiter) Object.assign(extra, await o.limiter.check({ tokenId: principal.tokenId, method, clientIp: req.remoteAddress, now }));
+      principal.clientIp = o.clientIp ? o.clientIp(req) : req.remoteAddress;
+      if (o.limiter) Object.assign(extra, await o.limiter.check({ tokenId: principal.tokenId, method, clientIp: principal.clientIp, now }));
       if (segs.length === 0) throw new ProblemError('route_not_found', 'Name a resource: /api/v3/{resource}');
       const custom = await customRoute(req, method, segs, principal, query);
       if (custom) {
@@ -243,7 +246,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
         if (matchRoute({ ...r, method: method as CustomRoute['method'] }, method, segs)) pathMatched = true;
         continue;
       }
-      authorize(principal, r.scope.resource, r.scope.action, r.permissions);
+      authorize(principal, r.scope.resource, r.scope.action, r.permissions, r.ownRecords);
       if (!r.write) {
         const ctx = engine.writeContext(principal, store.db, []);
         return r.run(ctx, { params, query, body: undefined });

@@ -22,6 +22,12 @@ export interface CustomRoute {
   scope: RouteScope;
   /** Role permissions needed besides the scope's own (`manageRoles`). */
   permissions?: string[];
+  /**
+   * The route acts only on the caller's own records (their personal access
+   * tokens): the token's scope is checked, but no role permission, since
+   * every member manages their own.
+   */
+  ownRecords?: boolean;
   /** Runs in a write transaction (and may carry an Idempotency-Key). */
   write: boolean;
   run(ctx: WriteContext, args: RouteArgs): Promise<OpResult>;
@@ -39,6 +45,8 @@ export interface RouteInfo {
   path: string;
   scope: string;
   permissions: string[];
+  /** Acts only on the caller's own records: the scope is checked, no role permission. */
+  ownRecords?: true;
 }
 
 /** Match a custom route's pattern against path segments. */
@@ -79,6 +87,11 @@ export function routeTable(registry: Registry, custom: readonly CustomRoute[], e
       add('DELETE', `/${r.path}/{id}/${seg}`, r.path, 'write');
     }
   }
-  for (const c of custom) rows.push({ method: c.method, path: `/${c.path}`, scope: `${c.scope.resource}:${c.scope.action}`, permissions: c.permissions ?? [] });
+  for (const c of custom) {
+    rows.push({
+      method: c.method, path: `/${c.path}`, scope: `${c.scope.resource}:${c.scope.action}`, permissions: c.permissions ?? [],
+      ...(c.ownRecords ? { ownRecords: true as const } : {}),
+    });
+  }
   return rows;
 }

@@ -1,3 +1,19 @@
+import { ProblemError } from '../errors/problem';
+import type { SqlStore } from '../sql/dialect';
+import { memoryRateLimitStore } from './memory';
+import { sqlRateLimitStore } from './sql';
+import {
+  DEFAULT_BLOCK_FACTOR, V3_RATE_LIMITS,
+  type BucketHit, type BucketState, type RateLimitMethod, type RateLimitRule, type RateLimitStore, type RateLimitTable,
+} from './rules';
+
+export {
+  V3_RATE_LIMITS, DEFAULT_BLOCK_FACTOR, judge, windowOf,
+  type BucketHit, type BucketState, type HitOutcome, type RateLimitMethod, type RateLimitRule, type RateLimitStore, type RateLimitTable,
+} from './rules';
+export { memoryRateLimitStore } from './memory';
+export { sqlRateLimitStore } from './sql';
+
 /**
  * What the request pipeline asks of a rate limiter (spec "Limits"): admit a
  * request — returning the X-RateLimit-* headers to add — or throw a 429
@@ -5,4 +21,100 @@
  */
 export interface RateLimiter {
   check(input: { tokenId: string; method: string; clientIp: string | undefined; now: number }): Promise<Record<string, string>>;
+  /** Forget stale counters and expired blocks (run by `api.jobs.purge()`); returns how many went. */
+  sweep?(now: number): Promise<number>;
+}
+
+export interface RateLimiterOptions {
+  /**
+   * Where counters live: `'memory'` (this process only), `'database'` (the
+   * `sqlStore`, shared by every process using it), or a store of your own.
+   * Default `'memory'`.
+   */
+  store?: 'memory' | 'database' | RateLimitStore;
+  /** The database for `store: 'database'`. */
+  sqlStore?: SqlStore;
+  /**
+   * Buckets per method, replacing the v3 table's entry for each method given
+   * (`{ GET: [] }` leaves GET unlimited), e.g. higher limits for internal
+   * traffic or small ones in tests.
+   */
+  limits?: RateLimitTable;
+  /** Block length after a bucket trips, in ms, or per rule (default: 2 × the bucket's window). */
+  blockMs?: number | ((rule: RateLimitRule) => number);
+}
+
+/** The key IP buckets use when the request has no client address. */
+export const UNKNOWN_CLIENT_IP = 'unknown';
+
+/**
+ * The v3 rate limiter: per method, every bucket of the table must admit the
+ * request (HEAD counts as GET; other methods are not limited).
+ *
+ * @example
+ * createPmapi({ store, rateLimiter: createRateLimiter({ store: 'database', sqlStore: store }) });
+ * createPmapi({ store, rateLimiter: createRateLimiter({ limits: { GET: [{ limit: 100_000, windowMs: 60_000, keyBy: 'token' }] } }) });
+ */
+export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
+  const table: RateLimitTable = { ...V3_RATE_LIMITS, ...(o.limits ?? {}) };
+  for (const [method, rules] of Object.entries(table)) {
+    for (const r of rules ?? []) {
+      if (!(Number.isInteger(r.limit) && r.limit >= 0 && Number.isInteger(r.windowMs) && r.windowMs > 0) || (r.keyBy !== 'token' && r.keyBy !== 'ip')) {
+        throw new Error(`pmapi: invalid rate-limit rule for ${method}: ${JSON.stringify(r)}`);
+      }
+    }
+  }
+  let store: RateLimitStore;
+  if (o.store === 'database') {
+    if (!o.sqlStore) throw new Error("pmapi: createRateLimiter({ store: 'database' }) needs sqlStore");
+    store = sqlRateLimitStore(o.sqlStore);
+  } else if (o.store === undefined || o.store === 'memory') {
+    store = memoryRateLimitStore();
+  } else {
+    store = o.store;
+  }
+  const blockOf = (r: RateLimitRule): number =>
+    r.blockMs ?? (typeof o.blockMs === 'function' ? o.blockMs(r) : o.blockMs ?? DEFAULT_BLOCK_FACTOR * r.windowMs);
+  const longestWindow = Math.max(60_000, ...Object.values(table).flatMap((rules) => (rules ?? []).map((r) => r.windowMs)));
+
+  return {
+    async check({ tokenId, method, clientIp, now }): Promise<Record<string, string>> {
+      const m = (method === 'HEAD' ? 'GET' : method) as RateLimitMethod;
+      const rules = Object.prototype.hasOwnProperty.call(table, m) ? table[m] : undefined;
+      if (!rules || rules.length === 0) return {};
+      const buckets: BucketHit[] = rules.map((r, i) => ({
+        key: `${m}:${i + 1}:${r.keyBy}:${r.keyBy === 'token' ? tokenId : clientIp || UNKNOWN_CLIENT_IP}`,
+        limit: r.limit,
+        windowMs: r.windowMs,
+        blockMs: blockOf(r),
+      }));
+      const out = await store.hit(buckets, now);
+      if (!out.admitted) {
+        // A request that waited for another process's trip can see a block starting after its own `now`:
+        // never announce more than a whole block.
+        const ms = Math.min(out.retryAfterMs, Math.max(...buckets.map((b) => b.blockMs)));
+        const seconds = Math.max(1, Math.ceil(ms / 1000));
+        throw new ProblemError('rate_limited', `Too many ${m} requests; retry after ${seconds} s`, { retryAfter: seconds }, { 'retry-after': String(seconds) });
+      }
+      const tightest = mostConstrained(out.buckets);
+      return {
+        'x-ratelimit-limit': String(tightest.limit),
+        'x-ratelimit-remaining': String(tightest.remaining),
+        'x-ratelimit-reset': String(Math.ceil(tightest.resetMs / 1000)),
+      };
+    },
+    async sweep(now) {
+      // Counters stay while they can still weigh in a sliding window (current + previous).
+      return store.sweep ? store.sweep(now, 2 * longestWindow) : 0;
+    },
+  };
+}
+
+/** The bucket with the fewest requests left; ties go to the smaller limit, then the later reset. */
+function mostConstrained(buckets: readonly BucketState[]): BucketState {
+  let best = buckets[0]!;
+  for (const b of buckets.slice(1)) {
+    if (b.remaining < best.remaining || (b.remaining === best.remaining && (b.limit < best.limit || (b.limit === best.limit && b.resetMs > best.resetMs)))) best = b;
+  }
+  return best;
 }

@@ -52,6 +52,11 @@ export interface ResourceHooks {
   beforeRestore?: (ctx: WriteContext, rec: Rec) => Promise<void> | void;
   /** Hard removal (delete of a hard-deleted resource, or purge): remove dependants. */
   beforeDestroy?: (ctx: WriteContext, rec: Rec) => Promise<void> | void;
+  /**
+   * Adjust a record's response form (computed values the row does not store);
+   * applied wherever records are serialised: reads, expands, write responses and event payloads.
+   */
+  present?: (ctx: ReadContext, rec: Rec, out: Record<string, unknown>) => void;
   /** Extra response fields that only a single GET carries. */
   decorateGet?: (ctx: ReadContext, rec: Rec, out: Record<string, unknown>, select?: Set<string>) => Promise<void> | void;
 }

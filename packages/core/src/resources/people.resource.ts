@@ -1,5 +1,7 @@
 import { defineResource, RANGE } from './define-resource';
+import { z } from 'zod';
 import { f } from './fields';
+import { roleHooks, ROLE_NAME_MAX, INITIAL_SCREEN_MAX } from '../auth/roles';
 
 /** GET /actors/{id}: who wrote a record (spec "Actor"). */
 export const actorResource = defineResource({
@@ -50,18 +52,23 @@ export const memberResource = defineResource({
   },
 });
 
-/** Roles (spec "Role"): read here; writes arrive with access control. */
+/**
+ * Roles (spec "Role"). Custom roles are created, changed and deleted here
+ * (needs `manageRoles`); the four built-in roles (`editable: false`) accept a
+ * change to `initialScreen` only and show their effective permissions. The
+ * rules live in auth/roles.ts; decisions in docs/not-shown.md.
+ */
 export const roleResource = defineResource({
   name: 'role',
   path: 'roles',
   table: 'roles',
   softDelete: false,
-  operations: { list: true, get: true },
+  operations: { list: true, get: true, create: true, update: true, delete: true },
   fields: {
-    name: f.readOnly('text'),
+    name: f.string({ trim: true, min: 1, max: ROLE_NAME_MAX, required: true }),
     editable: f.readOnly('boolean'),
-    permissions: f.readOnly('json'),
-    initialScreen: f.readOnly('text', { nullable: true }),
+    permissions: f.json(z.array(z.string().min(1).max(100)).max(1000, 'must hold at most 1000 permission names')),
+    initialScreen: f.string({ trim: true, min: 1, max: INITIAL_SCREEN_MAX, nullable: true }),
   },
   filters: {
     name: { ops: ['eq', 'contains', 'startsWith'] },
@@ -70,4 +77,5 @@ export const roleResource = defineResource({
   },
   defaultSort: 'name',
   expand: { createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' } },
+  hooks: roleHooks,
 });

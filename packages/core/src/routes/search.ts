@@ -1,4 +1,152 @@
+import { createHash } from 'node:crypto';
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { CustomRoute } from '../http/routes';
+import { ProblemError } from '../errors/problem';
+import type { Resource } from '../resources/define-resource';
+import type { ReadContext } from '../services/context';
+import type { OpResult } from '../services/engine';
+import { materialize, EXPAND_ROW_BUDGET } from '../services/serialize';
+import { parseListQuery } from '../query/parse';
+import type { ExpandNode, ListPlan } from '../query/plan';
+import { decodeCursor, encodeCursor } from '../query/cursor';
+import { escapeLike } from '../sql/repo';
+import { grants } from '../auth/scopes';
 
-/** Search routes (roles): the spec's Search operation; path not shown (docs/not-shown.md). */
-export const searchRoutes: CustomRoute[] = [];
+/** Search `q` bounds (spec "Standard operations" rule 9, "Limits"), in characters (code points) after trimming. */
+export const SEARCH_Q_MIN = 3;
+export const SEARCH_Q_MAX = 200;
+
+/** Why a `q` is refused (`search_query_invalid` with `reason`); undefined when it is acceptable. Checked in this order. */
+export function searchQueryProblem(q: string): 'script' | 'html' | 'url' | 'email' | undefined {
+  if (/<\s*\/?\s*script\b/i.test(q) || /\b(?:javascript|vbscript|livescript)\s*:/i.test(q) || /\bdata\s*:\s*text\/html/i.test(q)
+    || /<[a-z][^>]*\son[a-z]+\s*=/i.test(q)) return 'script';
+  if (/<\/?[a-z][a-z0-9-]*(?=[\s/>])/i.test(q) || /<!--|<!doctype/i.test(q) || /&(?:lt|gt|#0*60|#x0*3c);/i.test(q)) return 'html';
+  if (/\b[a-z][a-z0-9+.-]*:\/\/\S/i.test(q) || /\bwww\.[a-z0-9-]+\.[a-z0-9.-]+/i.test(q)) return 'url';
+  if (/\bmailto:/i.test(q) || /[a-z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}/i.test(q)) return 'email';
+  return undefined;
+}
+
+/** Read `q` from a search query or fail with the spec's search_query_* codes. */
+export function parseSearchQ(query: URLSearchParams): string {
+  const all = query.getAll('q');
+  if (all.length === 0) throw new ProblemError('search_query_missing', 'Give the search text in q');
+  if (all.length > 1) throw new ProblemError('invalid_query_param', "Query parameter 'q' is given more than once", { name: 'q', allowed: 'a single value' });
+  const q = all[0]!.trim();
+  const length = [...q].length;
+  if (length < SEARCH_Q_MIN) {
+    throw new ProblemError('search_query_too_short', `q must be at least ${SEARCH_Q_MIN} characters after trimming`, { min: SEARCH_Q_MIN, length });
+  }
+  if (length > SEARCH_Q_MAX) {
+    throw new ProblemError('search_query_too_long', `q must be at most ${SEARCH_Q_MAX} characters after trimming`, { max: SEARCH_Q_MAX, length });
+  }
+  const reason = searchQueryProblem(q);
+  if (reason) throw new ProblemError('search_query_invalid', `q may not contain ${reason === 'email' ? 'an e-mail address' : reason === 'url' ? 'a URL' : reason === 'html' ? 'HTML' : 'a script'}`, { reason });
+  return q;
+}
+
+/** Expanding reads the target resource: the token needs its read scope too (as on lists). */
+function checkExpandScopes(ctx: ReadContext, res: Resource, node: ExpandNode): void {
+  const missing = new Set<string>();
+  const walk = (r: Resource, n: ExpandNode) => {
+    for (const [rel, child] of n.children) {
+      const target = ctx.registry.get(r.expand[rel]!.target);
+      if (!grants(ctx.principal.scopes, target.path, 'read')) missing.add(`${target.path}:read`);
+      walk(target, child);
+    }
+  };
+  walk(res, node);
+  if (missing.size) {
+    throw new ProblemError('permission_denied', `expand reads ${[...missing].join(', ')}, which this token lacks`, { missingPermissions: [...missing] });
+  }
+}
+
+/**
+ * The spec's Search operation over one text field of a resource:
+ * `GET /{resource}/search?q=…` with cursor, limit, includeTotal, expand,
+ * fields[…] and the list's filters. Matches are rows whose field contains q
+ * (case-insensitive, like the `contains` filter), ranked exact match, then
+ * prefix, then substring; ties by the field, then id. Pages are keyset pages
+ * over (rank, field, id) behind a signed cursor bound to q and the filters.
+ */
+export function searchRoute(resourcePath: string, field: string): CustomRoute {
+  const endpoint = `${resourcePath}/search`;
+  return {
+    method: 'GET',
+    path: endpoint,
+    scope: { resource: resourcePath, action: 'read' },
+    write: false,
+    async run(ctx, { query }): Promise<OpResult> {
+      const res = ctx.registry.byPath.get(resourcePath)!;
+      const q = parseSearchQ(query);
+      if (query.has('sort')) {
+        throw new ProblemError('invalid_query_param', 'Search results are ranked by relevance; sort is not accepted here', {
+          name: 'sort', allowed: ['q', 'cursor', 'limit', 'includeTotal', 'expand', 'fields[resource]', ...Object.keys(res.filters).map((n) => `${n}[…]`)],
+        });
+      }
+      // Everything but q and cursor is a list query: filters, limit (clamped to 200), includeTotal, expand, fields.
+      const rest = new URLSearchParams();
+      for (const [k, v] of query) if (k !== 'q' && k !== 'cursor') rest.append(k, v);
+      const { plan, filterKey } = parseListQuery(rest, {
+        res, registry: ctx.registry, teamId: ctx.teamId, now: ctx.now, cursorSecret: ctx.cursorSecret,
+      });
+      checkExpandScopes(ctx, res, plan.expand);
+      const binding = createHash('sha256').update(`${filterKey}\n${q}`).digest('base64url').slice(0, 22);
+
+      let after: [number, string, string] | undefined;
+      const cursors = query.getAll('cursor');
+      if (cursors.length > 1) throw new ProblemError('invalid_query_param', "Query parameter 'cursor' is given more than once", { name: 'cursor', allowed: 'a single value' });
+      if (cursors.length === 1) {
+        const c = decodeCursor(cursors[0]!, ctx.cursorSecret, ctx.now);
+        if (c.r !== endpoint || c.w !== ctx.teamId || c.s !== 'relevance') throw new ProblemError('cursor_invalid', 'The cursor was issued by another endpoint');
+        if (c.f !== binding) throw new ProblemError('cursor_invalid', 'The cursor was issued for another q or other filters');
+        const b = c.b[0];
+        if (!Array.isArray(b) || typeof b[0] !== 'number' || typeof b[1] !== 'string') throw new ProblemError('cursor_invalid', 'The cursor is not valid here: malformed');
+        after = [b[0], b[1], String(c.b[1])];
+      }
+
+      const d = ctx.repo.dialect;
+      const column = res.columnOf[field]!;
+      const needle = q.toLowerCase();
+      const folded = (eb: ExpressionBuilder<any, any>) => d.fold(eb.ref(column));
+      const rank = (eb: ExpressionBuilder<any, any>) => sql<number>`(case when ${folded(eb)} = ${needle} then 0 when ${folded(eb)} like ${`${escapeLike(needle)}%`} escape '\\' then 1 else 2 end)`;
+      const where = (eb: ExpressionBuilder<any, any>, p: ListPlan): Expression<SqlBool> => {
+        const parts: Expression<SqlBool>[] = [eb('team_id', '=', ctx.teamId)];
+        if (res.softDelete) parts.push(eb('purge_at', 'is', null));
+        for (const c of p.conditions) parts.push(ctx.repo.condition(eb, c));
+        parts.push(sql<SqlBool>`${folded(eb)} like ${`%${escapeLike(needle)}%`} escape '\\'`);
+        return eb.and(parts);
+      };
+
+      let sel = ctx.repo.db.selectFrom(res.table).selectAll().select((eb) => rank(eb).as('pm_search_rank')).where((eb) => where(eb, plan));
+      if (after) {
+        const [r, v, id] = after;
+        sel = sel.where((eb) => sql<SqlBool>`(${rank(eb)}, ${eb.ref(column)}, ${eb.ref('id')}) > (${r}, ${v}, ${id})`);
+      }
+      const rows = await sel.orderBy((eb) => rank(eb)).orderBy(column).orderBy('id').limit(plan.limit + 1).execute();
+      const hasMore = rows.length > plan.limit;
+      const page = hasMore ? rows.slice(0, plan.limit) : rows;
+      const recs = page.map((row) => ctx.repo.decode(res, row));
+      const data = await materialize(ctx, res, recs, { expand: plan.expand, fields: plan.fields, budget: { used: 0, max: EXPAND_ROW_BUDGET } });
+      let nextCursor: string | null = null;
+      if (hasMore) {
+        const last = page[page.length - 1]!;
+        nextCursor = encodeCursor({
+          v: 1, r: endpoint, w: ctx.teamId, s: 'relevance', f: binding,
+          b: [[Number(last.pm_search_rank), recs[recs.length - 1]![field]], recs[recs.length - 1]!.id], t: ctx.now,
+        }, ctx.cursorSecret);
+      }
+      const body: Record<string, unknown> = { data };
+      if (plan.includeTotal) {
+        const row = await ctx.repo.db.selectFrom(res.table).select((eb) => eb.fn.countAll().as('n')).where((eb) => where(eb, plan)).executeTakeFirstOrThrow();
+        body.total = Number(row.n);
+      }
+      body.limit = plan.limit;
+      body.hasMore = hasMore;
+      body.nextCursor = nextCursor;
+      return { status: 200, body };
+    },
+  };
+}
+
+/** Search routes: the spec's Search operation (paths not shown: docs/not-shown.md). */
+export const searchRoutes: CustomRoute[] = [searchRoute('roles', 'name')];

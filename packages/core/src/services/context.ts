@@ -4,6 +4,7 @@ import type { IdGenerator } from '../ids/index';
 import type { Registry } from '../resources/registry';
 import type { Repo } from '../sql/repo';
 import type { Rec, Resource } from '../resources/define-resource';
+import type { ProjectAccess } from './access';
 
 export type ActorType = 'human' | 'agent' | 'cron' | 'recurringTask' | 'automation' | 'outboxRetry' | 'systemDefault';
 
@@ -35,6 +36,10 @@ export interface ReadContext {
   readonly ids: IdGenerator;
   /** The request's instant (ms); one value for the whole request. */
   readonly now: number;
+  /** HMAC key of cursors (custom routes that page, such as search). */
+  readonly cursorSecret: Uint8Array;
+  /** Which projects the caller may open. */
+  readonly access: ProjectAccess;
 }
 
 /** A v3 event before it is written to the outbox. */

@@ -13,6 +13,7 @@ import { materialize, toResponse, EXPAND_ROW_BUDGET } from './serialize';
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
 import type { EngineConfig } from './config';
 import { grants } from '../auth/scopes';
+import { ProjectAccess } from './access';
 
 export const SOFT_DELETE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export const BATCH_MAX = 150;
@@ -21,6 +22,8 @@ export interface OpResult {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** What an Idempotency-Key replay answers instead, when the response holds a secret that must not be stored (a new token). */
+  replay?: Omit<OpResult, 'replay'>;
 }
 
 /** The standard operations of spec "Standard operations", for any declared resource. */
@@ -32,7 +35,9 @@ export class Engine {
 
   readContext(principal: Principal, db: Kysely<any> = this.store.db): ReadContext {
     const { registry, clock, ids } = this.config;
-    return { principal, teamId: principal.teamId, repo: new Repo(db, this.store.dialect), registry, clock, ids, now: clock.now() };
+    const ctx = { principal, teamId: principal.teamId, repo: new Repo(db, this.store.dialect), registry, clock, ids, cursorSecret: this.config.cursorSecret, now: clock.now() } as Omit<ReadContext, 'access'> & { access: ProjectAccess };
+    ctx.access = new ProjectAccess(ctx as ReadContext);
+    return ctx as ReadContext;
   }
 
   /** A write context bound to a transaction; `events` collects what `emit` records. */
@@ -122,6 +127,16 @@ export class Engine {
     });
     const { plan } = parsed;
     this.checkExpandScopes(ctx, res, plan.expand);
+    // Only projects the caller may open (and rows of them).
+    if (res.name === 'project' || (res.projectField && parsed.projectId === undefined)) {
+      const ids = await ctx.access.accessibleIds();
+      if (ids !== 'all') {
+        if (ids.length === 0) parsed.none = true;
+        else plan.conditions.push({ column: res.name === 'project' ? 'id' : res.columnOf[res.projectField!]!, kind: 'text', op: 'in', value: ids });
+      }
+    } else if (res.projectField && parsed.projectId !== undefined) {
+      await ctx.access.assertProject(parsed.projectId);
+    }
     if (parsed.none) {
       return { status: 200, body: { data: [], ...(plan.includeTotal ? { total: 0 } : {}), limit: plan.limit, hasMore: false, nextCursor: null } };
     }
@@ -150,6 +165,7 @@ export class Engine {
     this.checkExpandScopes(ctx, res, expand);
     const rec = await ctx.repo.get(res, ctx.teamId, id);
     if (!rec) throw notFound(res, id);
+    await ctx.access.assertRecord(res, rec);
     const [obj] = await this.present(ctx, res, [rec], expand, fields);
     if (res.hooks?.decorateGet) await res.hooks.decorateGet(ctx, rec, obj!, fields.get(res.path));
     return { status: 200, body: obj };
@@ -222,6 +238,7 @@ export class Engine {
     await this.checkRefs(ctx, res, values);
     for (const [relation, ids] of Object.entries(relations)) await this.checkTargets(ctx, res, relation, undefined, ids, fieldOfRelation(res, relation));
     await res.hooks?.beforeCreate?.(ctx, values);
+    if (res.projectField && typeof values[res.projectField] === 'string') await ctx.access.assertProject(values[res.projectField] as string);
     const rec = await newRecord(ctx, res, values);
     const now = rec.createdAt as number;
     await ctx.repo.insert(res, ctx.teamId, rec);
@@ -243,6 +260,7 @@ export class Engine {
       const links = new Map<string, Map<string, string[]>>();
       for (const [relation, ids] of Object.entries(relations)) links.set(`${res.name}.${relation}`, new Map([[rec.id, [...ids].sort()]]));
       payload = toResponse(res, rec, links);
+      res.hooks?.present?.(ctx, rec, payload);
     }
     this.event(ctx, res, 'created', stored, payload);
     return this.respond(ctx, res, stored, query, 201, payload);
@@ -252,6 +270,7 @@ export class Engine {
     parseReadQuery(query, res, ctx.registry);
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
     if (!current) throw notFound(res, id);
+    await ctx.access.assertRecord(res, current);
     const { values: patch, relations, expectedUpdatedAt } = prepareBody(res, body, 'update');
     if (expectedUpdatedAt !== undefined && expectedUpdatedAt !== current.updatedAt) {
       throw new ProblemError('stale_write', `${res.name} ${id} changed since ${iso(expectedUpdatedAt)}`, {
@@ -272,6 +291,9 @@ export class Engine {
     await this.checkRefs(ctx, res, patch);
     for (const [relation, ids] of Object.entries(relations)) await this.checkTargets(ctx, res, relation, current, ids, fieldOfRelation(res, relation));
     await res.hooks?.beforeUpdate?.(ctx, current, patch);
+    if (res.projectField && typeof patch[res.projectField] === 'string' && patch[res.projectField] !== current[res.projectField]) {
+      await ctx.access.assertProject(patch[res.projectField] as string);
+    }
     const actor = await ctx.actor();
     const now = ctx.stamp(current.updatedAt as number);
     const values = { ...patch, updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type };
@@ -297,6 +319,7 @@ export class Engine {
   async remove(ctx: WriteContext, res: Resource, id: string): Promise<OpResult> {
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
     if (!current) throw notFound(res, id);
+    await ctx.access.assertRecord(res, current);
     await res.hooks?.beforeDelete?.(ctx, current);
     const payload = await this.payloadOf(ctx, res, current);
     if (res.softDelete) {
@@ -329,6 +352,7 @@ export class Engine {
   async restore(ctx: WriteContext, res: Resource, id: string, query: URLSearchParams): Promise<OpResult> {
     const current = await ctx.repo.get(res, ctx.teamId, id, { includeTrashed: true, lock: true });
     if (!current || (current.purgeAt !== null && (current.purgeAt as number) <= ctx.now)) throw notFound(res, id);
+    await ctx.access.assertRecord(res, current);
     if (current.purgeAt === null) return this.respond(ctx, res, current, query, 200);
     await res.hooks?.beforeRestore?.(ctx, current);
     const actor = await ctx.actor();
@@ -368,6 +392,7 @@ export class Engine {
     }
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
     if (!current) throw notFound(res, id);
+    await ctx.access.assertRecord(res, current);
     const kind = `${res.name}.${relation}`;
     let changed: string[];
     if (change === 'add') {

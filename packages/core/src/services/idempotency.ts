@@ -61,8 +61,9 @@ export async function once(
     return { result: { status: Number(row.status), body: stored.body ?? undefined, headers: stored.headers }, replayed: true };
   }
   const result = await run();
+  const kept = result.replay ?? result;
   await trx.updateTable('idempotency_keys')
-    .set({ status: result.status, response: d.encode('json', { body: result.body ?? null, headers: result.headers ?? {} }) })
+    .set({ status: kept.status, response: d.encode('json', { body: kept.body ?? null, headers: kept.headers ?? {} }) })
     .where('scope', '=', o.scope).where('key', '=', o.key).execute();
   return { result, replayed: false };
 }

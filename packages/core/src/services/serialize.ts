@@ -68,6 +68,8 @@ export async function materialize(ctx: ReadContext, res: Resource, recs: Rec[], 
   const links = kinds.length ? await ctx.repo.linksFor(kinds, ids) : new Map<string, Map<string, string[]>>();
   const select = o.fields.get(res.path);
   const outs = recs.map((r) => toResponse(res, r, links, select));
+  const present = res.hooks?.present;
+  if (present) recs.forEach((r, i) => present(ctx, r, outs[i]!));
   for (const [relName, child] of o.expand.children) {
     const rel = res.expand[relName]!;
     const target = ctx.registry.get(rel.target);

@@ -1,0 +1,97 @@
+/**
+ * The v3 rate-limit table (spec "Limits" → "v3 rate limits") and the
+ * sliding-window arithmetic every store shares.
+ */
+
+export type RateLimitMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** One bucket: at most `limit` requests per sliding `windowMs`, counted per token or per client IP. */
+export interface RateLimitRule {
+  limit: number;
+  windowMs: number;
+  keyBy: 'token' | 'ip';
+  /** How long tripping this bucket blocks its key (default: the limiter's `blockMs`, else 2 × `windowMs`). */
+  blockMs?: number;
+}
+
+/** Buckets per method; a request must pass all of its method's buckets. A method absent or `[]` is not limited. */
+export type RateLimitTable = Partial<Record<RateLimitMethod, readonly RateLimitRule[]>>;
+
+const MINUTE = 60_000;
+
+/** The v3 table, exactly as the spec gives it. Identical on every plan. */
+export const V3_RATE_LIMITS: Readonly<Record<RateLimitMethod, readonly RateLimitRule[]>> = {
+  GET: [
+    { limit: 3000, windowMs: 5 * MINUTE, keyBy: 'token' },
+    { limit: 3000, windowMs: 5 * MINUTE, keyBy: 'token' },
+  ],
+  POST: [
+    { limit: 500, windowMs: MINUTE, keyBy: 'token' },
+    { limit: 200, windowMs: MINUTE, keyBy: 'token' },
+  ],
+  PATCH: [
+    { limit: 100, windowMs: MINUTE, keyBy: 'token' },
+    { limit: 200, windowMs: MINUTE, keyBy: 'token' },
+  ],
+  DELETE: [
+    { limit: 200, windowMs: 10 * MINUTE, keyBy: 'token' },
+    { limit: 200, windowMs: 10 * MINUTE, keyBy: 'ip' },
+  ],
+};
+
+/** Block length when a bucket trips and nothing else is configured: twice its window (spec: "longer than the window"). */
+export const DEFAULT_BLOCK_FACTOR = 2;
+
+/** One bucket a request must pass, resolved to its key. */
+export interface BucketHit {
+  /** Unique per bucket and subject, e.g. `POST:2:token:<tokenId>` or `DELETE:2:ip:10.0.0.7`. */
+  key: string;
+  limit: number;
+  windowMs: number;
+  blockMs: number;
+}
+
+/** What an admitted request learns about one bucket. */
+export interface BucketState {
+  limit: number;
+  /** Requests still allowed now (after this one). */
+  remaining: number;
+  /** Milliseconds until the current fixed window ends. */
+  resetMs: number;
+}
+
+export type HitOutcome =
+  | { admitted: true; buckets: BucketState[] }
+  | { admitted: false; retryAfterMs: number };
+
+/**
+ * Where counters and blocks live. `hit` must be atomic: with any number of
+ * concurrent callers (processes, for a shared store) a bucket never admits
+ * more than its limit; a refused request counts in no bucket; a key under an
+ * active block is refused without counting; tripping a bucket blocks its key
+ * for `blockMs` unless a block is already running (never shortened nor
+ * extended by retries).
+ */
+export interface RateLimitStore {
+  hit(buckets: readonly BucketHit[], now: number): Promise<HitOutcome>;
+  /** Forget counters older than `keepMs` and expired blocks; returns rows/entries removed. */
+  sweep?(now: number, keepMs: number): Promise<number>;
+}
+
+/** The fixed window `now` falls in, and the one before it. */
+export function windowOf(now: number, windowMs: number): { start: number; prevStart: number; resetMs: number } {
+  const start = Math.floor(now / windowMs) * windowMs;
+  return { start, prevStart: start - windowMs, resetMs: start + windowMs - now };
+}
+
+/**
+ * Sliding-window counter: the estimate is `current + previous × overlap`,
+ * where overlap is the share of the previous window still inside the sliding
+ * window ending now. `current` already includes this request. In integers:
+ * admitted iff `current·W + previous·(W − elapsed) ≤ limit·W`.
+ */
+export function judge(b: BucketHit, current: number, previous: number, now: number): BucketState & { admitted: boolean } {
+  const { resetMs } = windowOf(now, b.windowMs);
+  const slack = b.limit * b.windowMs - current * b.windowMs - previous * resetMs;
+  return { admitted: slack >= 0, limit: b.limit, remaining: Math.max(0, Math.floor(slack / b.windowMs)), resetMs };
+}

@@ -1,0 +1,101 @@
+import { ProblemError } from '../errors/problem';
+import type { Rec, Resource } from '../resources/define-resource';
+import type { ReadContext } from './context';
+
+/** Most projects a workspace-wide list may span (spec "Limits"). */
+export const ACCESSIBLE_PROJECTS_MAX = 1000;
+
+/**
+ * Who may open which project (spec: project_access_denied,
+ * accessible_project_ids_exceeded; rules in docs/not-shown.md):
+ * - holders of `viewAllProjects` (owner and manager) open every project;
+ * - everyone opens projects they own or are a member of;
+ * - non-guests also open `public` and `workspace` projects; guests (the
+ *   client role) only open projects they belong to.
+ */
+export class ProjectAccess {
+  private readonly memo = new Map<string, boolean>();
+  private ids?: Promise<string[] | 'all'>;
+
+  constructor(private readonly ctx: ReadContext) {}
+
+  get seesAll(): boolean {
+    return this.ctx.principal.permissions.has('viewAllProjects');
+  }
+
+  private get guest(): boolean {
+    return this.ctx.principal.role === 'client';
+  }
+
+  /** May the caller open this project (a project record)? */
+  async canOpen(project: Rec): Promise<boolean> {
+    if (this.seesAll) return true;
+    const known = this.memo.get(project.id);
+    if (known !== undefined) return known;
+    const me = this.ctx.principal.memberId;
+    let ok = project.ownerId === me || (!this.guest && (project.accessType === 'public' || project.accessType === 'workspace'));
+    if (!ok) {
+      const links = await this.ctx.repo.linksOf('project.members', [project.id]);
+      ok = (links.get(project.id) ?? []).includes(me);
+    }
+    this.memo.set(project.id, ok);
+    return ok;
+  }
+
+  /** Fail with 403 project_access_denied unless the caller may open the project with this id (trashed ones count). */
+  async assertProject(projectId: string): Promise<void> {
+    if (this.seesAll) return;
+    const projects = this.ctx.registry.get('project');
+    const p = await this.ctx.repo.get(projects, this.ctx.teamId, projectId, { includeTrashed: true });
+    if (p && !(await this.canOpen(p))) {
+      throw new ProblemError('project_access_denied', `You have no access to project ${projectId}`, { projectId });
+    }
+  }
+
+  /** The check for a record of any resource: a project itself, or a row of a project. */
+  async assertRecord(res: Resource, rec: Rec): Promise<void> {
+    if (res.name === 'project') {
+      if (!(await this.canOpen(rec))) throw new ProblemError('project_access_denied', `You have no access to project ${rec.id}`, { projectId: rec.id });
+    } else if (res.projectField && typeof rec[res.projectField] === 'string') {
+      await this.assertProject(rec[res.projectField] as string);
+    }
+  }
+
+  /**
+   * Ids of the projects the caller may open, for workspace-wide lists; 'all'
+   * for callers who see everything. Over 1000: 400 accessible_project_ids_exceeded.
+   */
+  accessibleIds(): Promise<string[] | 'all'> {
+    this.ids ??= this.load();
+    return this.ids;
+  }
+
+  private async load(): Promise<string[] | 'all'> {
+    const { db, dialect } = this.ctx.repo;
+    const limit = ACCESSIBLE_PROJECTS_MAX + 1;
+    const exceeded = (n: number) =>
+      new ProblemError('accessible_project_ids_exceeded', `You can open more than ${ACCESSIBLE_PROJECTS_MAX} projects; restrict the list with projectId`, {
+        max: ACCESSIBLE_PROJECTS_MAX, accessible: n,
+      });
+    if (this.seesAll) {
+      const row = await db.selectFrom('projects').select((eb) => eb.fn.countAll().as('n'))
+        .where('team_id', '=', this.ctx.teamId).where('purge_at', 'is', null).executeTakeFirstOrThrow();
+      if (Number(row.n) > ACCESSIBLE_PROJECTS_MAX) throw exceeded(Number(row.n));
+      return 'all';
+    }
+    const me = this.ctx.principal.memberId;
+    const open = this.guest ? [] : ['public', 'workspace'];
+    const rows = await db.selectFrom('projects').select('id')
+      .where('team_id', '=', this.ctx.teamId).where('purge_at', 'is', null)
+      .where((eb) => eb.or([
+        eb('owner_id', '=', me),
+        ...(open.length ? [eb('access_type', 'in', open)] : []),
+        eb.exists(eb.selectFrom('links').select('links.related_id')
+          .where('links.kind', '=', 'project.members').whereRef('links.parent_id', '=', 'projects.id').where('links.related_id', '=', me)),
+      ]))
+      .limit(limit).execute();
+    void dialect;
+    if (rows.length > ACCESSIBLE_PROJECTS_MAX) throw exceeded(rows.length);
+    return rows.map((r) => r.id as string);
+  }
+}
