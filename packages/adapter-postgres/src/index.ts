@@ -189,7 +189,8 @@ export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<S
   await db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(hashtext('pmapi:migrate'))`.execute(conn);
     try {
-      await migrate(conn, dialect);
+      const schema = o.schema ?? (await sql<{ s: string }>`select current_schema() as s`.execute(conn)).rows[0]!.s;
+      await migrate(conn, dialect, { schema });
     } finally {
       await sql`select pg_advisory_unlock(hashtext('pmapi:migrate'))`.execute(conn);
     }

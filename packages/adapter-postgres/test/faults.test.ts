@@ -142,3 +142,26 @@ describe.skipIf(!url)('[postgres] faults: the process survives, nothing is half-
     expect(up.status).toBe(201);
   });
 });
+
+describe.skipIf(!url)('[postgres] schemas: two stores in two schemas of one database migrate and work side by side', () => {
+  it('each store creates its own tables even though the other schema has them', async () => {
+    const a = `s_${randomBytes(4).toString('hex')}`;
+    const b = `s_${randomBytes(4).toString('hex')}`;
+    const one = await openPostgresStore({ connectionString: url!, schema: a, max: 2 });
+    const two = await openPostgresStore({ connectionString: url!, schema: b, max: 2 });
+    try {
+      for (const s of [one, two]) {
+        const api = await createPmapi({ store: s, rateLimiter: false });
+        const ws = await api.admin.createWorkspace({ name: 'S', owner: { name: 'S' } });
+        expect(ws.id).toBeTypeOf('string');
+      }
+      const counts = await Promise.all([one, two].map((s) => sql<{ n: number }>`select count(*)::int as n from workspaces`.execute(s.db)));
+      expect(counts.map((c) => c.rows[0]!.n)).toEqual([1, 1]);
+    } finally {
+      await one.db.schema.dropSchema(a).cascade().execute();
+      await two.db.schema.dropSchema(b).cascade().execute();
+      await one.close();
+      await two.close();
+    }
+  });
+});

@@ -146,9 +146,13 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
 }
 
 /** Apply pending migrations (kysely's Migrator takes the dialect's migration lock). */
-export async function migrate(db: Kysely<any>, d: DialectSupport): Promise<void> {
+export async function migrate(db: Kysely<any>, d: DialectSupport, o: { schema?: string } = {}): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(d) };
-  const migrator = new Migrator({ db, provider, migrationTableName: 'pmapi_migrations', migrationLockTableName: 'pmapi_migrations_lock' });
+  const migrator = new Migrator({
+    db, provider, migrationTableName: 'pmapi_migrations', migrationLockTableName: 'pmapi_migrations_lock',
+    // Name the schema: kysely looks for its tables across every schema, and another schema's would fool it.
+    ...(o.schema ? { migrationTableSchema: o.schema } : {}),
+  });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;
 }
