@@ -18,3 +18,4 @@ export {
   type RateLimiter, type RateLimiterOptions, type RateLimitRule, type RateLimitTable, type RateLimitMethod, type RateLimitStore,
   type BucketHit, type BucketState, type HitOutcome,
 } from './limits/index';
+export * from './webhooks/index';
