@@ -52,7 +52,7 @@ export function postgresDialectSupport(opts: { icu: boolean }): DialectSupport {
     },
     // Unicode lower case through ICU when the server has it (lower() under "C" folds ASCII only).
     fold: (e: Expression<unknown>) => (opts.icu ? sql<string>`lower(${e} collate "und-x-icu")` : sql<string>`lower(${e})`),
-    capabilities: { forUpdate: true, multiProcess: true },
+    capabilities: { forUpdate: true, multiProcess: true, writableCte: true },
     isUniqueViolation: (err) => errCode(err) === '23505',
     isUnavailable: (err) =>
       UNAVAILABLE_STATES.test(errCode(err)) ||

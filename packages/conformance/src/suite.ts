@@ -13,6 +13,8 @@ import { rateLimitsSuite } from './suites/rate-limits';
 import { rolesSuite } from './suites/roles';
 import { projectAccessSuite } from './suites/project-access';
 import { routeTableSuite } from './suites/route-table';
+import { accessReviewSuite } from './suites/access-review';
+import { webhooksSuite } from './suites/webhooks';
 
 /** Every conformance suite, against one store factory. */
 export function runConformance(factory: StoreFactory): void {
@@ -30,4 +32,6 @@ export function runConformance(factory: StoreFactory): void {
   rolesSuite(factory);
   projectAccessSuite(factory);
   routeTableSuite(factory);
+  accessReviewSuite(factory);
+  webhooksSuite(factory);
 }

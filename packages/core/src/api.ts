@@ -18,6 +18,8 @@ import type { PermissionResolver } from './auth/tokens';
 import { routeTable, type CustomRoute, type RouteInfo, type ExtraPermissions } from './http/routes';
 import { createRateLimiter, type RateLimiter } from './limits/index';
 import { builtinRoutes } from './routes/index';
+import { bindWebhookRuntime } from './webhooks/runtime';
+import type { WebhookSender } from './webhooks/index';
 
 export interface PmapiOptions {
   /** An opened store: `await openSqliteStore()` or the Postgres adapter's. */
@@ -46,6 +48,8 @@ export interface PmapiOptions {
   rateLimiter?: RateLimiter | false;
   /** How the client IP (DELETE's second bucket) is derived; default the front end's `remoteAddress` (http-node: see `trustProxy`). */
   clientIp?: (req: HttpRequest) => string | undefined;
+  /** Sends `POST /webhooks/{id}/test` deliveries (@pmapi/webhooks provides one); without it that route answers 503. */
+  webhookSender?: WebhookSender;
 }
 
 export interface Pmapi {
@@ -102,6 +106,10 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   const cursorSecret =
     o.secret === undefined ? await loadSecret(o.store, randomIds) : typeof o.secret === 'string' ? Buffer.from(o.secret, 'utf8') : o.secret;
   const engine = new Engine(o.store, { registry, clock, ids, cursorSecret: cursorSecret ?? randomBytes(32) });
+  bindWebhookRuntime(registry, {
+    ...(o.webhookSender ? { sender: o.webhookSender } : {}),
+    publish: (principal, events, now) => o.store.transaction((trx) => engine.flushEvents(trx, principal, events, now)),
+  });
   const docsBaseUrl = o.docsBaseUrl ?? 'https://pmapi.dev/docs';
   const catalog = permissionCatalog(registry);
   const builtin = new Map<string, ReadonlySet<string>>();

@@ -92,6 +92,10 @@ export class Admin {
     if (!userId) {
       userId = this.ids.id();
       await trx.insertInto('users').values({ id: userId, name: m.name, email: m.email ?? null, created_at: this.d.encode('timestamp', now) }).execute();
+    } else {
+      // A person known to the embedding application but new here: give them their users row (per-user caps lock it).
+      await trx.insertInto('users').values({ id: userId, name: m.name, email: m.email ?? null, created_at: this.d.encode('timestamp', now) })
+        .onConflict((oc) => oc.column('id').doNothing()).execute();
     }
     const id = this.ids.id();
     await trx.insertInto('members').values({
@@ -105,7 +109,10 @@ export class Admin {
   async addMember(teamId: string, input: { name: string; email?: string; role?: string; userId?: string }): Promise<MemberInfo> {
     return this.store.transaction(async (trx) => {
       const role = input.role ?? 'regular';
-      const r = await trx.selectFrom('roles').select('id').where('team_id', '=', teamId).where('name', '=', role).executeTakeFirst();
+      // Locked: a concurrent delete of the role waits for us (or we see it gone).
+      let rq = trx.selectFrom('roles').select('id').where('team_id', '=', teamId).where('name', '=', role);
+      if (this.d.capabilities.forUpdate) rq = rq.forUpdate();
+      const r = await rq.executeTakeFirst();
       if (!r) throw new Error(`pmapi admin: workspace ${teamId} has no role '${role}'`);
       return this.insertMember(trx, teamId, { ...input, role }, r.id as string, this.clock.now());
     });

@@ -25,7 +25,7 @@ export function permissionCatalog(registry: Registry): string[] {
 }
 
 /** Resources a client (guest) may read, and the ones it may also write. */
-const CLIENT_READ = ['actors', 'members', 'portfolios', 'projects', 'statuses', 'lists', 'tasks', 'labels'];
+const CLIENT_READ = ['actors', 'members', 'portfolios', 'projects', 'statuses', 'lists', 'tasks', 'labels', 'webhooks'];
 const CLIENT_WRITE = ['tasks'];
 /** Resources a regular member may delete (besides reading and writing everything). */
 const REGULAR_DELETE = ['tasks', 'lists', 'statuses', 'labels'];

@@ -83,6 +83,7 @@ export async function authenticate(db: Kysely<any>, d: DialectSupport, token: st
       permissions: d.decode('json', row.role_permissions) as string[],
     }),
     tokenId: row.token_id as string,
+    tokenExpiresAt: row.expires_at === null ? null : (d.decode('timestamp', row.expires_at) as number),
     scopes: new Set(d.decode('json', row.scopes) as string[]),
     actorId: (row.actor_id as string | null) ?? null,
   };

@@ -230,10 +230,10 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
         return problem(new ProblemError('conflict', 'The change collides with an existing record'), path, requestId, extra);
       }
       if (store.dialect.isUnavailable(err)) {
-        return problem(new ProblemError('service_unavailable', 'The database is unavailable; retry shortly', {}, { 'retry-after': '1' }), path, requestId);
+        return problem(new ProblemError('service_unavailable', 'The database is unavailable; retry shortly', {}, { 'retry-after': '1' }), path, requestId, extra);
       }
       o.onError(err, req);
-      return problem(new ProblemError('internal_error', errorCodes.internal_error.title), path, requestId);
+      return problem(new ProblemError('internal_error', errorCodes.internal_error.title), path, requestId, extra);
     }
   };
 

@@ -85,6 +85,7 @@ export function routeTable(registry: Registry, custom: readonly CustomRoute[], e
       if (!r.relations![rel]!.supported) continue;
       add('POST', `/${r.path}/{id}/${seg}`, r.path, 'write');
       add('DELETE', `/${r.path}/{id}/${seg}`, r.path, 'write');
+      add('POST', `/${r.path}/{id}/${seg}/remove`, r.path, 'write');
     }
   }
   for (const c of custom) {

@@ -52,10 +52,12 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
           return { limit, remaining, resetMs };
         }) };
       }
-      // Refused requests count nowhere.
-      await db.updateTable('rate_counters').set((eb) => ({ count: eb('count', '-', 1) }))
-        .where((eb) => eb.or(sorted.map((b) => eb.and([eb('key', '=', b.key), eb('window_start', '=', windowOf(now, b.windowMs).start)]))))
-        .execute();
+      // Refused requests count nowhere. One key per statement: a statement never holds one counter while
+      // waiting for another, so this cannot deadlock with a concurrent (sorted) multi-row count.
+      for (const b of sorted) {
+        await db.updateTable('rate_counters').set((eb) => ({ count: eb('count', '-', 1) }))
+          .where('key', '=', b.key).where('window_start', '=', windowOf(now, b.windowMs).start).execute();
+      }
       await db.insertInto('rate_blocks').values(tripped.map(({ b }) => ({ key: b.key, until: now + b.blockMs })))
         .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ until: eb.ref('excluded.until') })).where('rate_blocks.until', '<=', now))
         .execute();

@@ -57,6 +57,11 @@ export interface ResourceHooks {
    * applied wherever records are serialised: reads, expands, write responses and event payloads.
    */
   present?: (ctx: ReadContext, rec: Rec, out: Record<string, unknown>) => void;
+  /**
+   * Shape the create answer (a once-only secret): return what the client gets
+   * and, as `replay`, what an Idempotency-Key replay answers instead.
+   */
+  createResponse?: (ctx: WriteContext, rec: Rec, result: { status: number; body?: unknown }) => { status: number; body?: unknown; replay?: { status: number; body?: unknown } };
   /** Extra response fields that only a single GET carries. */
   decorateGet?: (ctx: ReadContext, rec: Rec, out: Record<string, unknown>, select?: Set<string>) => Promise<void> | void;
 }

@@ -9,10 +9,11 @@ import { projectResource } from './project.resource';
 import { statusResource } from './status.resource';
 import { listResource } from './list.resource';
 import { taskResource } from './task.resource';
+import { webhookResource } from './webhook.resource';
 import type { Resource } from './define-resource';
 
 /** Every built-in resource of the v3 API. */
 export const builtinResources: readonly Resource[] = [
-  actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource,
+  actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
 ];
-export { actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource };
+export { actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource };

@@ -1,6 +1,7 @@
 import type { CustomRoute } from '../http/routes';
 import { patRoutes } from './pat';
 import { searchRoutes } from './search';
+import { webhookRoutes } from './webhooks';
 
 /** The routes beyond the standard operations, in matching order. */
-export const builtinRoutes: readonly CustomRoute[] = [...patRoutes, ...searchRoutes];
+export const builtinRoutes: readonly CustomRoute[] = [...patRoutes, ...searchRoutes, ...webhookRoutes];

@@ -215,6 +215,12 @@ async function create(ctx: WriteContext, body: unknown): Promise<OpResult> {
   if (!intersectsRole(ctx, scopes!)) {
     throw new ProblemError('cannot_create_empty_token', "The requested scopes grant nothing the creator's role permits", { scopes: scopes! });
   }
+  // Nor outlive itself: the new token expires no later than the calling one.
+  const callerExpiry = ctx.principal.tokenExpiresAt ?? null;
+  if (callerExpiry !== null && (expiresAt === null || (expiresAt as number) > callerExpiry)) {
+    if (o.expiresAt !== undefined) throw beyondCallerExpiry(callerExpiry);
+  }
+  const effectiveExpiry = callerExpiry !== null && (expiresAt === null || (expiresAt as number) > callerExpiry) ? callerExpiry : expiresAt;
   // One user's concurrent creations take turns (Postgres; SQLite serialises writers).
   await ctx.repo.lock('users', ctx.principal.userId);
   const active = await countActive(ctx);
@@ -222,11 +228,11 @@ async function create(ctx: WriteContext, body: unknown): Promise<OpResult> {
     throw new ProblemError('pat_cap_reached', `At most ${PAT_CAP} active personal access tokens per user; revoke one first`, { max: PAT_CAP, active });
   }
   const minted = await mintToken(ctx.db, ctx.repo.dialect, ctx.ids, {
-    teamId: ctx.teamId, memberId: ctx.principal.memberId, scopes: scopes!, name: name!, expiresAt: expiresAt!, now: ctx.now,
+    teamId: ctx.teamId, memberId: ctx.principal.memberId, scopes: scopes!, name: name!, expiresAt: effectiveExpiry!, now: ctx.now,
   });
   const rec = present({
     id: minted.id, name: name!, prefix: minted.prefix, memberId: ctx.principal.memberId, scopes: scopes!,
-    expiresAt: expiresAt!, lastUsedAt: null, revokedAt: null, createdAt: ctx.now,
+    expiresAt: effectiveExpiry!, lastUsedAt: null, revokedAt: null, createdAt: ctx.now,
   }, ctx.now);
   // The secret is shown here only; an Idempotency-Key replay answers without it, so it is never stored.
   return { status: 201, body: { ...rec, token: minted.token }, replay: { status: 201, body: rec } };
@@ -249,6 +255,13 @@ async function update(ctx: WriteContext, id: string, body: unknown): Promise<OpR
   const status = statusOf(t, ctx.now);
   if (status !== 'active') throw new ProblemError('conflict', `The token is ${status} and can no longer change`, { status });
 
+  // The calling token may only manage tokens that can do no more than itself, and extend them no further than its own life.
+  const beyondCaller = t.scopes.filter((sc) => !scopeImplied(ctx.principal.scopes, sc));
+  if (beyondCaller.length) {
+    throw new ProblemError('permission_denied', `This token cannot change a token broader than itself (${beyondCaller.join(', ')})`, { missingPermissions: beyondCaller });
+  }
+  const callerExpiry = ctx.principal.tokenExpiresAt ?? null;
+  if (o.expiresAt !== undefined && callerExpiry !== null && (expiresAt === null || (expiresAt as number) > callerExpiry)) throw beyondCallerExpiry(callerExpiry);
   const set: Record<string, unknown> = {};
   if (scopes !== undefined) {
     const held = new Set(t.scopes);
@@ -276,6 +289,12 @@ async function update(ctx: WriteContext, id: string, body: unknown): Promise<OpR
   }
   await ctx.db.updateTable('access_tokens').set(set).where('id', '=', t.id).execute();
   return { status: 200, body: present(t, ctx.now) };
+}
+
+function beyondCallerExpiry(callerExpiry: number): ProblemError {
+  return new ProblemError('validation_failed', 'expiresAt may not be later than the expiry of the token making the request', {
+    errors: [{ field: 'expiresAt', code: 'exceeds_caller_expiry', message: `must be at most ${iso(callerExpiry)}` }],
+  });
 }
 
 async function revoke(ctx: WriteContext, id: string): Promise<OpResult> {
@@ -315,7 +334,7 @@ function decodeCursor(raw: string, memberId: string): PatCursor {
     throw bad();
   }
   if (!c || c.m !== memberId || (c.s !== 'createdAt' && c.s !== '-createdAt') || !Array.isArray(c.b)
-    || typeof c.b[0] !== 'number' || typeof c.b[1] !== 'string') throw bad();
+    || !Number.isSafeInteger(c.b[0]) || Math.abs(c.b[0]) > 8.64e15 || typeof c.b[1] !== 'string' || !/^[0-9A-Za-z_!]{1,64}$/.test(c.b[1])) throw bad();
   return c;
 }
 

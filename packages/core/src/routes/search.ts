@@ -32,6 +32,7 @@ export function parseSearchQ(query: URLSearchParams): string {
   if (all.length === 0) throw new ProblemError('search_query_missing', 'Give the search text in q');
   if (all.length > 1) throw new ProblemError('invalid_query_param', "Query parameter 'q' is given more than once", { name: 'q', allowed: 'a single value' });
   const q = all[0]!.trim();
+  if (q.includes('\u0000')) throw new ProblemError('invalid_query_param', 'q may not contain NUL characters', { name: 'q', allowed: 'text without NUL characters' });
   const length = [...q].length;
   if (length < SEARCH_Q_MIN) {
     throw new ProblemError('search_query_too_short', `q must be at least ${SEARCH_Q_MIN} characters after trimming`, { min: SEARCH_Q_MIN, length });
@@ -50,13 +51,13 @@ function checkExpandScopes(ctx: ReadContext, res: Resource, node: ExpandNode): v
   const walk = (r: Resource, n: ExpandNode) => {
     for (const [rel, child] of n.children) {
       const target = ctx.registry.get(r.expand[rel]!.target);
-      if (!grants(ctx.principal.scopes, target.path, 'read')) missing.add(`${target.path}:read`);
+      if (!grants(ctx.principal.scopes, target.path, 'read') || !grants(ctx.principal.permissions, target.path, 'read')) missing.add(`${target.path}:read`);
       walk(target, child);
     }
   };
   walk(res, node);
   if (missing.size) {
-    throw new ProblemError('permission_denied', `expand reads ${[...missing].join(', ')}, which this token lacks`, { missingPermissions: [...missing] });
+    throw new ProblemError('permission_denied', `expand reads ${[...missing].join(', ')}, which this caller lacks`, { missingPermissions: [...missing] });
   }
 }
 

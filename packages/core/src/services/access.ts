@@ -42,6 +42,38 @@ export class ProjectAccess {
     return ok;
   }
 
+  /** Of these project ids, the ones the caller may open (one query per 500 ids). */
+  async filterOpen(projectIds: readonly string[]): Promise<Set<string>> {
+    const ids = [...new Set(projectIds)];
+    if (this.seesAll) return new Set(ids);
+    const out = new Set<string>();
+    const me = this.ctx.principal.memberId;
+    const open = this.guest ? [] : ['public', 'workspace'];
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const rows = await this.ctx.repo.db.selectFrom('projects').select('id')
+        .where('team_id', '=', this.ctx.teamId).where('id', 'in', chunk)
+        .where((eb) => eb.or([
+          eb('owner_id', '=', me),
+          ...(open.length ? [eb('access_type', 'in', open)] : []),
+          eb.exists(eb.selectFrom('links').select('links.related_id')
+            .where('links.kind', '=', 'project.members').whereRef('links.parent_id', '=', 'projects.id').where('links.related_id', '=', me)),
+        ]))
+        .execute();
+      for (const r of rows) out.add(r.id as string);
+    }
+    return out;
+  }
+
+  /** Keep only the records (of a project, or of rows of projects) the caller may open. */
+  async filterRecords(res: Resource, recs: Rec[]): Promise<Rec[]> {
+    if (this.seesAll || recs.length === 0) return recs;
+    const field = res.name === 'project' ? 'id' : res.projectField;
+    if (!field) return recs;
+    const open = await this.filterOpen(recs.map((r) => r[field]).filter((v): v is string => typeof v === 'string'));
+    return recs.filter((r) => typeof r[field] !== 'string' || open.has(r[field] as string));
+  }
+
   /** Fail with 403 project_access_denied unless the caller may open the project with this id (trashed ones count). */
   async assertProject(projectId: string): Promise<void> {
     if (this.seesAll) return;

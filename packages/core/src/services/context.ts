@@ -22,6 +22,8 @@ export interface Principal {
   /** The caller's address as the front end derived it. */
   clientIp?: string;
   tokenId: string;
+  /** When the presented token expires (ms), null for never. */
+  tokenExpiresAt?: number | null;
   scopes: ReadonlySet<string>;
   /** Actor id of the member, once it has written. */
   actorId: string | null;

@@ -14,6 +14,7 @@ import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } fr
 import type { EngineConfig } from './config';
 import { grants } from '../auth/scopes';
 import { ProjectAccess } from './access';
+import { enqueueWebhookJobs, selectLiveWebhooks, liveWebhooksParams, type LiveWebhook } from '../webhooks/enqueue';
 
 export const SOFT_DELETE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export const BATCH_MAX = 150;
@@ -109,13 +110,13 @@ export class Engine {
     const walk = (r: Resource, n: ExpandNode) => {
       for (const [rel, child] of n.children) {
         const target = ctx.registry.get(r.expand[rel]!.target);
-        if (!grants(ctx.principal.scopes, target.path, 'read')) missing.add(`${target.path}:read`);
+        if (!grants(ctx.principal.scopes, target.path, 'read') || !grants(ctx.principal.permissions, target.path, 'read')) missing.add(`${target.path}:read`);
         walk(target, child);
       }
     };
     walk(res, node);
     if (missing.size) {
-      throw new ProblemError('permission_denied', `expand reads ${[...missing].join(', ')}, which this token lacks`, {
+      throw new ProblemError('permission_denied', `expand reads ${[...missing].join(', ')}, which this caller lacks`, {
         missingPermissions: [...missing],
       });
     }
@@ -221,6 +222,7 @@ export class Engine {
         missing, relation, ...(field ? { field } : {}),
       });
     }
+    for (const f of found) await ctx.access.assertRecord(target, f);
     if (rel.validate && parent) await rel.validate(ctx, parent, ids);
     return found;
   }
@@ -228,13 +230,19 @@ export class Engine {
   private async checkRefs(ctx: WriteContext, res: Resource, values: Record<string, unknown>) {
     for (const [key, v] of Object.entries(values)) {
       const def = res.fields[key];
-      if (def?.ref && typeof v === 'string') await ctx.mustGet(def.ref, v, key);
+      if (def?.ref && typeof v === 'string') {
+        const target = ctx.registry.get(def.ref);
+        // A reference into a project the caller cannot open is refused like a direct access.
+        await ctx.access.assertRecord(target, await ctx.mustGet(target, v, key));
+      }
     }
   }
 
   async create(ctx: WriteContext, res: Resource, body: unknown, query: URLSearchParams): Promise<OpResult> {
     parseReadQuery(query, res, ctx.registry);
     const { values, relations } = prepareBody(res, body, 'create');
+    // Access first: a closed project's statuses and lists must not shape the answer.
+    if (res.projectField && typeof values[res.projectField] === 'string') await ctx.access.assertProject(values[res.projectField] as string);
     await this.checkRefs(ctx, res, values);
     for (const [relation, ids] of Object.entries(relations)) await this.checkTargets(ctx, res, relation, undefined, ids, fieldOfRelation(res, relation));
     await res.hooks?.beforeCreate?.(ctx, values);
@@ -263,7 +271,8 @@ export class Engine {
       res.hooks?.present?.(ctx, rec, payload);
     }
     this.event(ctx, res, 'created', stored, payload);
-    return this.respond(ctx, res, stored, query, 201, payload);
+    const out = await this.respond(ctx, res, stored, query, 201, payload);
+    return res.hooks?.createResponse ? res.hooks.createResponse(ctx, stored, out) : out;
   }
 
   async update(ctx: WriteContext, res: Resource, id: string, body: unknown, query: URLSearchParams): Promise<OpResult> {
@@ -287,6 +296,9 @@ export class Engine {
         }
         delete patch[key];
       }
+    }
+    if (res.projectField && typeof patch[res.projectField] === 'string' && patch[res.projectField] !== current[res.projectField]) {
+      await ctx.access.assertProject(patch[res.projectField] as string);
     }
     await this.checkRefs(ctx, res, patch);
     for (const [relation, ids] of Object.entries(relations)) await this.checkTargets(ctx, res, relation, current, ids, fieldOfRelation(res, relation));
@@ -437,10 +449,19 @@ export class Engine {
         project_id: e.projectId, body: d.encode('json', envelope), created_at: d.encode('timestamp', now),
       };
     });
+    let hooks: LiveWebhook[] | undefined;
     for (let i = 0; i < rows.length; i += 100) {
       const batch = rows.slice(i, i + 100);
-      await execShaped(trx, this.store.dialect.name, `outbox:${batch.length}`, batch.flatMap((r) => Object.values(r)), () => trx.insertInto('outbox').values(batch));
+      const params = batch.flatMap((r) => Object.values(r));
+      if (i + 100 >= rows.length && d.capabilities.writableCte) {
+        // The last batch also reads the team's live webhooks for the job queue, in the same statement.
+        hooks = (await execShaped(trx, d.name, `outbox+webhooks:${batch.length}`, [...params, ...liveWebhooksParams(d, principal.teamId)],
+          () => selectLiveWebhooks(trx.with('o', (db) => db.insertInto('outbox').values(batch)), d, principal.teamId))).rows as LiveWebhook[];
+      } else {
+        await execShaped(trx, d.name, `outbox:${batch.length}`, params, () => trx.insertInto('outbox').values(batch));
+      }
     }
+    await enqueueWebhookJobs(trx, d, principal.teamId, rows, now, hooks);
   }
 
   /** Destroy soft-deleted rows past retention; emits `{resource}.force_deleted`. Returns how many went. */

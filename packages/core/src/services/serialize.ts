@@ -84,7 +84,8 @@ export async function materialize(ctx: ReadContext, res: Resource, recs: Rec[], 
     if (rel.kind === 'one') {
       const keys = [...new Set(recs.map((r) => r[rel.field]).filter((v): v is string => typeof v === 'string'))];
       charge(keys.length);
-      const found = await ctx.repo.getMany(target, ctx.teamId, keys);
+      // Rows of projects the caller cannot open expand to null, like missing ones.
+      const found = await ctx.access.filterRecords(target, await ctx.repo.getMany(target, ctx.teamId, keys));
       const objs = await materialize(ctx, target, found, { ...o, expand: child });
       const byId = new Map(found.map((f, i) => [f.id, objs[i]!]));
       recs.forEach((r, i) => {
@@ -96,7 +97,7 @@ export async function materialize(ctx: ReadContext, res: Resource, recs: Rec[], 
       const linked = links.get(kind) ?? (await ctx.repo.linksOf(kind, ids));
       const keys = [...new Set([...linked.values()].flat())];
       charge(keys.length);
-      const found = await ctx.repo.getMany(target, ctx.teamId, keys);
+      const found = await ctx.access.filterRecords(target, await ctx.repo.getMany(target, ctx.teamId, keys));
       const objs = await materialize(ctx, target, found, { ...o, expand: child });
       const byId = new Map(found.map((f, i) => [f.id, objs[i]!]));
       recs.forEach((r, i) => {
@@ -105,7 +106,7 @@ export async function materialize(ctx: ReadContext, res: Resource, recs: Rec[], 
     } else {
       const column = target.columnOf[rel.field]!;
       const room = o.budget.max - o.budget.used;
-      const found = await ctx.repo.findBy(target, ctx.teamId, column, ids, { orderBy: 'created_at', limit: room + 1 });
+      const found = await ctx.access.filterRecords(target, await ctx.repo.findBy(target, ctx.teamId, column, ids, { orderBy: 'created_at', limit: room + 1 }));
       charge(found.length);
       const objs = await materialize(ctx, target, found, { ...o, expand: child });
       const groups = new Map<string, Record<string, unknown>[]>();

@@ -20,6 +20,8 @@ export interface DialectSupport {
     forUpdate: boolean;
     /** Several processes may share the database. */
     multiProcess: boolean;
+    /** `WITH x AS (INSERT …) SELECT …` runs the insert (Postgres): saves a round trip inside write transactions. */
+    writableCte?: boolean;
   };
   /** A unique constraint refused the write. */
   isUniqueViolation(err: unknown): boolean;

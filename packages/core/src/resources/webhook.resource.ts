@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { validationError } from '../errors/problem';
+import { defineResource, RANGE } from './define-resource';
+import { f } from './fields';
+import { eventCatalog } from '../webhooks/catalog';
+import { patternErrors } from '../webhooks/patterns';
+import { webhookUrlProblem } from '../webhooks/hosts';
+import type { WriteContext } from '../services/context';
+
+export const WEBHOOK_API_VERSIONS = ['latest', '2026-03-20'] as const;
+export const WEBHOOK_NAME_MAX = 255;
+
+/** A fresh signing secret: `whsec_` and 32 base62 characters (~190 bits). */
+export function newWebhookSecret(ctx: { ids: { secret(n: number): string } }): string {
+  return `whsec_${ctx.ids.secret(32)}`;
+}
+
+const urlSchema = z.string().superRefine((v, c) => {
+  const p = webhookUrlProblem(v);
+  if (p) c.addIssue({ code: 'custom', message: p.message, params: { reason: p.code } });
+});
+
+function checkEvents(ctx: WriteContext, events: unknown): void {
+  const errors = patternErrors(events as string[], eventCatalog(ctx.registry));
+  if (errors.length) throw validationError(errors);
+}
+
+/**
+ * Webhook registrations (spec "Webhook"): workspace-scoped, soft-deleted.
+ * The secret is write-only: generated at create, returned by the create
+ * answer alone (an Idempotency-Key replay gets the webhook without it) and by
+ * rotate-secret (routes/webhooks.ts); never in reads or event payloads.
+ */
+export const webhookResource = defineResource({
+  name: 'webhook',
+  path: 'webhooks',
+  table: 'webhooks',
+  softDelete: true,
+  operations: { list: true, get: true, create: true, update: true, delete: true },
+  fields: {
+    name: f.string({ max: WEBHOOK_NAME_MAX, nullable: true }),
+    url: f.text(urlSchema, { required: true }),
+    // Element rules (count, length, wildcards, catalog) are checked by the hooks against the registry's catalog.
+    events: f.json(z.array(z.string())),
+    apiVersion: f.enum(WEBHOOK_API_VERSIONS),
+    active: f.boolean(),
+    failCount: f.readOnly('integer'),
+    secret: f.readOnly('text', { writeOnly: true }),
+    lastDeliveredAt: f.readOnly('timestamp', { nullable: true }),
+    createdById: f.readOnly('text'),
+  },
+  filters: {
+    purgeAt: { ops: ['null', 'notNull', ...RANGE] },
+    name: { ops: ['eq', 'contains', 'startsWith'] },
+    active: { ops: ['eq'] },
+    createdAt: { ops: RANGE },
+  },
+  defaultSort: '-createdAt',
+  expand: {
+    createdBy: { kind: 'one', target: 'member', field: 'createdById' },
+    createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
+    updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
+    deletedBy: { kind: 'one', target: 'member', field: 'deletedById' },
+  },
+  hooks: {
+    beforeCreate(ctx, input) {
+      input.events ??= [];
+      checkEvents(ctx, input.events);
+      input.apiVersion ??= 'latest';
+      input.active ??= true;
+      input.failCount = 0;
+      input.lastDeliveredAt = null;
+      input.secret = newWebhookSecret(ctx);
+      input.createdById = ctx.principal.memberId;
+    },
+    beforeUpdate(ctx, current, patch) {
+      if (patch.events !== undefined) checkEvents(ctx, patch.events);
+      // Re-enabling (spec "Delivery semantics" rule 9) starts the failure count afresh.
+      if (patch.active === true && current.active === false) patch.failCount = 0;
+    },
+    createResponse(_ctx, rec, out) {
+      return { status: out.status, body: { ...(out.body as Record<string, unknown>), secret: rec.secret }, replay: out };
+    },
+  },
+});

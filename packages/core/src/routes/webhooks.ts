@@ -1,0 +1,163 @@
+import type { CustomRoute } from '../http/routes';
+import type { ReadContext, WriteContext } from '../services/context';
+import type { OpResult } from '../services/engine';
+import type { Rec } from '../resources/define-resource';
+import { ProblemError } from '../errors/problem';
+import { iso } from '../clock/index';
+import { ID_PATTERN } from '../ids/index';
+import { announce } from '../services/records';
+import { materialize, EXPAND_ROW_BUDGET } from '../services/serialize';
+import { newWebhookSecret } from '../resources/webhook.resource';
+import { signWebhook } from '../webhooks/sign';
+import { webhookRuntime } from '../webhooks/runtime';
+import type { WebhookAttempt } from '../webhooks/index';
+
+/**
+ * The webhook endpoints beyond the standard operations (spec "Webhook
+ * endpoints"): rotate-secret, test and the delivery log. Another team's
+ * webhook, or a trashed one, is 404 on each. Decisions: docs/not-shown.md "Webhooks".
+ */
+
+export const DELIVERIES_DEFAULT_LIMIT = 25;
+export const DELIVERIES_MAX_LIMIT = 100;
+export const DELIVERY_ERROR_MAX = 1024;
+export const WEBHOOK_USER_AGENT = 'Service-Webhooks/2.0';
+
+async function findWebhook(ctx: ReadContext, id: string, lock = false): Promise<Rec> {
+  const res = ctx.registry.get('webhook');
+  const rec = ID_PATTERN.test(id) ? await ctx.repo.get(res, ctx.teamId, id, { lock }) : undefined;
+  if (!rec) throw new ProblemError('resource_not_found', `No webhook '${id}'`, { id });
+  return rec;
+}
+
+async function presentWebhook(ctx: ReadContext, rec: Rec): Promise<Record<string, unknown>> {
+  const [obj] = await materialize(ctx, ctx.registry.get('webhook'), [rec], {
+    expand: { children: new Map() }, fields: new Map(), budget: { used: 0, max: EXPAND_ROW_BUDGET },
+  });
+  return obj!;
+}
+
+/** A new secret at once; the old one stops signing with this commit (no overlap). Emits webhook.rotateSecret without the secret. */
+async function rotateSecret(ctx: WriteContext, id: string): Promise<OpResult> {
+  const res = ctx.registry.get('webhook');
+  const current = await findWebhook(ctx, id, true);
+  const secret = newWebhookSecret(ctx);
+  const actor = await ctx.actor();
+  const now = ctx.stamp(current.updatedAt as number);
+  const values = { secret, updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type };
+  await ctx.repo.update(res, ctx.teamId, id, values);
+  const after = { ...current, ...values } as Rec;
+  await announce(ctx, res, after, 'rotateSecret');
+  const body = await presentWebhook(ctx, after);
+  // An Idempotency-Key replay answers the webhook without the secret (like create, spec rule 8).
+  return { status: 200, body: { ...body, secret }, replay: { status: 200, body } };
+}
+
+/** Test event name (spec rule 6): the first pattern with each `*` replaced by `test`, else webhook.test. */
+export function testEventName(patterns: readonly string[]): string {
+  const first = patterns[0];
+  return first === undefined ? 'webhook.test' : first.replace(/\*/g, 'test');
+}
+
+/**
+ * One synthetic signed delivery (spec rule 6): one attempt, not logged, not
+ * counted toward auto-disable; answers the attempt's outcome. Sent outside
+ * any transaction; the webhook.test operation event is recorded afterwards.
+ */
+async function testDelivery(ctx: WriteContext, id: string): Promise<OpResult> {
+  const hook = await findWebhook(ctx, id);
+  const runtime = webhookRuntime(ctx.registry);
+  if (!runtime?.sender) {
+    throw new ProblemError('service_unavailable', 'No webhook sender is configured for test deliveries', {}, { 'retry-after': '60' });
+  }
+  const now = ctx.clock.now();
+  const eventId = `test-${ctx.ids.uuid()}`;
+  const eventType = testEventName((hook.events as string[] | null) ?? []);
+  const envelope = {
+    eventId,
+    type: eventType,
+    aggregateType: 'webhook',
+    aggregateId: hook.id,
+    teamId: ctx.teamId,
+    projectId: null,
+    triggeredBy: { source: 'system' },
+    timestamp: iso(now),
+    payload: { _test: true, message: 'This is a test delivery.', timestamp: iso(now) },
+  };
+  const body = JSON.stringify(envelope);
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'User-Agent': WEBHOOK_USER_AGENT,
+    'X-Webhook-Id': hook.id,
+    'X-Webhook-Event': eventType,
+    'X-Webhook-Delivery-Id': `${hook.id}:${eventId}`,
+    'X-Webhook-Signature': signWebhook(hook.secret as string, body, Math.floor(now / 1000)),
+    'X-Api-Version': hook.apiVersion as string,
+  };
+  let attempt: WebhookAttempt;
+  try {
+    attempt = await runtime.sender({ url: hook.url as string, headers, body });
+  } catch (e) {
+    attempt = { ok: false, status: null, durationMs: 0, error: String((e as Error)?.message ?? e) };
+  }
+  const outcome = {
+    delivered: attempt.ok,
+    responseStatus: attempt.status,
+    durationMs: attempt.durationMs,
+    error: attempt.ok ? null : (attempt.error ?? 'failed').slice(0, DELIVERY_ERROR_MAX),
+    eventId,
+    eventType,
+  };
+  await runtime.publish(ctx.principal, [{
+    type: 'webhook.test', aggregateType: 'webhook', aggregateId: hook.id, projectId: null, payload: { webhook: outcome },
+  }], ctx.clock.now());
+  return { status: 200, body: outcome };
+}
+
+/** The delivery log, newest first: `{data, limit, hasMore}`, no cursor (spec rule 7, "Limits": 1-100, default 25; larger clamped). */
+async function deliveries(ctx: WriteContext, id: string, query: URLSearchParams): Promise<OpResult> {
+  let limit = DELIVERIES_DEFAULT_LIMIT;
+  for (const [k, v] of query) {
+    if (k !== 'limit') {
+      throw new ProblemError('invalid_query_param', `Unknown query parameter '${k}' for the delivery log`, { name: k, allowed: ['limit'] });
+    }
+    if (query.getAll('limit').length > 1) throw new ProblemError('invalid_query_param', "Query parameter 'limit' is given more than once", { name: k, allowed: null });
+    if (!/^\d{1,9}$/.test(v) || Number(v) < 1) {
+      throw new ProblemError('invalid_query_param', `limit must be an integer from 1 to ${DELIVERIES_MAX_LIMIT}`, { name: 'limit', allowed: `1-${DELIVERIES_MAX_LIMIT}` });
+    }
+    limit = Math.min(Number(v), DELIVERIES_MAX_LIMIT);
+  }
+  await findWebhook(ctx, id);
+  const d = ctx.repo.dialect;
+  const rows = await ctx.db.selectFrom('webhook_deliveries')
+    .select(['id', 'webhook_id', 'event_type', 'status', 'response_status', 'duration_ms', 'error', 'created_at'])
+    .where('team_id', '=', ctx.teamId).where('webhook_id', '=', id)
+    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const hasMore = rows.length > limit;
+  const data = rows.slice(0, limit).map((r) => ({
+    id: r.id,
+    webhookId: r.webhook_id,
+    eventType: r.event_type,
+    status: r.status,
+    responseStatus: r.response_status === null || r.response_status === undefined ? null : Number(r.response_status),
+    durationMs: Number(r.duration_ms),
+    error: r.error ?? null,
+    createdAt: iso(d.decode('timestamp', r.created_at) as number),
+  }));
+  return { status: 200, body: { data, limit, hasMore } };
+}
+
+export const webhookRoutes: CustomRoute[] = [
+  {
+    method: 'POST', path: 'webhooks/{id}/rotate-secret', scope: { resource: 'webhooks', action: 'write' }, permissions: ['manageWebhooks'], write: true,
+    run: (ctx, { params }) => rotateSecret(ctx, params.id!),
+  },
+  {
+    method: 'POST', path: 'webhooks/{id}/test', scope: { resource: 'webhooks', action: 'write' }, write: false,
+    run: (ctx, { params }) => testDelivery(ctx, params.id!),
+  },
+  {
+    method: 'GET', path: 'webhooks/{id}/deliveries', scope: { resource: 'webhooks', action: 'read' }, write: false,
+    run: (ctx, { params, query }) => deliveries(ctx, params.id!, query),
+  },
+];
