@@ -4,6 +4,7 @@ import { createPmapi } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { toNodeHandler } from '@pmapi/http-node';
+import { createWebhookSender, createWebhookWorker } from '@pmapi/webhooks';
 import { seedDemo } from './seed';
 
 const USAGE = `pmapi quickstart: the v3 API on SQLite with two demo workspaces.
@@ -12,6 +13,7 @@ Options:
   --port N     port on 127.0.0.1 (default 3000; 0 = any free port)
   --db PATH    SQLite file, or a postgres:// URL (default: DATABASE_URL if set, else in-memory SQLite)
   --json       print one line of JSON (baseUrl, teams, members, tokens) once listening
+  --allow-private-webhooks  deliver webhooks to private and loopback addresses (local development only)
   --help       this text`;
 
 async function main(): Promise<void> {
@@ -20,6 +22,7 @@ async function main(): Promise<void> {
       port: { type: 'string', default: '3000' },
       db: { type: 'string' },
       json: { type: 'boolean', default: false },
+      'allow-private-webhooks': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
     allowPositionals: false,
@@ -33,7 +36,11 @@ async function main(): Promise<void> {
 
   const db = values.db ?? process.env.DATABASE_URL;
   const store = db && /^postgres(ql)?:\/\//.test(db) ? await openPostgresStore({ connectionString: db }) : await openSqliteStore(db ? { filename: db } : {});
-  const api = await createPmapi({ store });
+  // Webhooks: signed deliveries by an in-process worker (a separate process can run createWebhookWorker instead).
+  const sender = createWebhookSender({ allowPrivateTargets: values['allow-private-webhooks'] });
+  const api = await createPmapi({ store, webhookSender: sender });
+  const worker = createWebhookWorker({ store, sender, onError: (e) => console.error('webhook worker', e) });
+  worker.start(1000);
   const teams = await seedDemo(api);
   const server = http.createServer(toNodeHandler(api));
   // Destroy trashed rows past retention once a minute.
@@ -60,6 +67,7 @@ async function main(): Promise<void> {
 
   const stop = () => {
     server.close();
+    worker.stop();
     void api.close().finally(() => process.exit(0));
   };
   process.on('SIGINT', stop);
