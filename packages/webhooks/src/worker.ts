@@ -215,7 +215,13 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
   function start(intervalMs = 1_000) {
     if (!stopped) return;
     stopped = false;
+    let lastSweep = 0;
     const tick = () => {
+      // Once an hour the background worker also trims the delivery log (30 days) and finished jobs.
+      if (clock.now() - lastSweep >= 3_600_000) {
+        lastSweep = clock.now();
+        sweep().catch((err) => o.onError?.(err));
+      }
       running = runOnce().then(
         (r) => r.claimed >= batchSize,
         (err) => {
