@@ -5,12 +5,11 @@ import { ProblemError } from '../errors/problem';
 import type { Resource } from '../resources/define-resource';
 import type { ReadContext } from '../services/context';
 import type { OpResult } from '../services/engine';
-import { materialize, EXPAND_ROW_BUDGET } from '../services/serialize';
+import { materialize, assertExpandReadable, EXPAND_ROW_BUDGET } from '../services/serialize';
 import { parseListQuery } from '../query/parse';
-import type { ExpandNode, ListPlan } from '../query/plan';
+import type { ListPlan } from '../query/plan';
 import { decodeCursor, encodeCursor } from '../query/cursor';
 import { escapeLike } from '../sql/repo';
-import { grants } from '../auth/scopes';
 
 /** Search `q` bounds (spec "Standard operations" rule 9, "Limits"), in characters (code points) after trimming. */
 export const SEARCH_Q_MIN = 3;
@@ -45,22 +44,6 @@ export function parseSearchQ(query: URLSearchParams): string {
   return q;
 }
 
-/** Expanding reads the target resource: the token needs its read scope too (as on lists). */
-function checkExpandScopes(ctx: ReadContext, res: Resource, node: ExpandNode): void {
-  const missing = new Set<string>();
-  const walk = (r: Resource, n: ExpandNode) => {
-    for (const [rel, child] of n.children) {
-      const target = ctx.registry.get(r.expand[rel]!.target);
-      if (!grants(ctx.principal.scopes, target.path, 'read') || !grants(ctx.principal.permissions, target.path, 'read')) missing.add(`${target.path}:read`);
-      walk(target, child);
-    }
-  };
-  walk(res, node);
-  if (missing.size) {
-    throw new ProblemError('permission_denied', `expand reads ${[...missing].join(', ')}, which this caller lacks`, { missingPermissions: [...missing] });
-  }
-}
-
 /**
  * The spec's Search operation over one text field of a resource:
  * `GET /{resource}/search?q=…` with cursor, limit, includeTotal, expand,
@@ -90,7 +73,7 @@ export function searchRoute(resourcePath: string, field: string): CustomRoute {
       const { plan, filterKey } = parseListQuery(rest, {
         res, registry: ctx.registry, teamId: ctx.teamId, now: ctx.now, cursorSecret: ctx.cursorSecret,
       });
-      checkExpandScopes(ctx, res, plan.expand);
+      assertExpandReadable(ctx, res, plan.expand);
       const binding = createHash('sha256').update(`${filterKey}\n${q}`).digest('base64url').slice(0, 22);
 
       let after: [number, string, string] | undefined;

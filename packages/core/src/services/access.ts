@@ -1,3 +1,4 @@
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import { ProblemError } from '../errors/problem';
 import type { Rec, Resource } from '../resources/define-resource';
 import type { ReadContext } from './context';
@@ -42,6 +43,16 @@ export class ProjectAccess {
     return ok;
   }
 
+  /** The SQL form of canOpen for `projects` rows: owned, open to non-guests, or a member. */
+  private openTo(eb: ExpressionBuilder<any, any>, me: string, openTypes: string[]): Expression<SqlBool> {
+    return eb.or([
+      eb('owner_id', '=', me),
+      ...(openTypes.length ? [eb('access_type', 'in', openTypes)] : []),
+      eb.exists(eb.selectFrom('links').select('links.related_id')
+        .where('links.kind', '=', 'project.members').whereRef('links.parent_id', '=', 'projects.id').where('links.related_id', '=', me)),
+    ]);
+  }
+
   /** Of these project ids, the ones the caller may open (one query per 500 ids). */
   async filterOpen(projectIds: readonly string[]): Promise<Set<string>> {
     const ids = [...new Set(projectIds)];
@@ -53,12 +64,7 @@ export class ProjectAccess {
       const chunk = ids.slice(i, i + 500);
       const rows = await this.ctx.repo.db.selectFrom('projects').select('id')
         .where('team_id', '=', this.ctx.teamId).where('id', 'in', chunk)
-        .where((eb) => eb.or([
-          eb('owner_id', '=', me),
-          ...(open.length ? [eb('access_type', 'in', open)] : []),
-          eb.exists(eb.selectFrom('links').select('links.related_id')
-            .where('links.kind', '=', 'project.members').whereRef('links.parent_id', '=', 'projects.id').where('links.related_id', '=', me)),
-        ]))
+        .where((eb) => this.openTo(eb, me, open))
         .execute();
       for (const r of rows) out.add(r.id as string);
     }
@@ -119,12 +125,7 @@ export class ProjectAccess {
     const open = this.guest ? [] : ['public', 'workspace'];
     const rows = await db.selectFrom('projects').select('id')
       .where('team_id', '=', this.ctx.teamId).where('purge_at', 'is', null)
-      .where((eb) => eb.or([
-        eb('owner_id', '=', me),
-        ...(open.length ? [eb('access_type', 'in', open)] : []),
-        eb.exists(eb.selectFrom('links').select('links.related_id')
-          .where('links.kind', '=', 'project.members').whereRef('links.parent_id', '=', 'projects.id').where('links.related_id', '=', me)),
-      ]))
+      .where((eb) => this.openTo(eb, me, open))
       .limit(limit).execute();
     void dialect;
     if (rows.length > ACCESSIBLE_PROJECTS_MAX) throw exceeded(rows.length);

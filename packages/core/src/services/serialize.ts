@@ -1,4 +1,5 @@
 import { ProblemError } from '../errors/problem';
+import { grants } from '../auth/scopes';
 import { iso } from '../clock/index';
 import type { Rec, Resource } from '../resources/define-resource';
 import type { ExpandNode } from '../query/plan';
@@ -12,6 +13,26 @@ export interface MaterializeOptions {
   fields: Map<string, Set<string>>;
   /** Shared across hops of one request. */
   budget: { used: number; max: number };
+}
+
+/**
+ * Expanding a relation reads its target: the caller needs that resource's
+ * read scope on the token and read permission in the role (as on its own
+ * list), else 403 permission_denied naming every missing one.
+ */
+export function assertExpandReadable(ctx: ReadContext, res: Resource, node: ExpandNode): void {
+  const missing = new Set<string>();
+  const walk = (r: Resource, n: ExpandNode) => {
+    for (const [rel, child] of n.children) {
+      const target = ctx.registry.get(r.expand[rel]!.target);
+      if (!grants(ctx.principal.scopes, target.path, 'read') || !grants(ctx.principal.permissions, target.path, 'read')) missing.add(`${target.path}:read`);
+      walk(target, child);
+    }
+  };
+  walk(res, node);
+  if (missing.size) {
+    throw new ProblemError('permission_denied', `expand reads ${[...missing].join(', ')}, which this caller lacks`, { missingPermissions: [...missing] });
+  }
 }
 
 /** Turn one record into its response form (relation-backed id arrays supplied). */
