@@ -17,7 +17,7 @@ export default defineConfig({
   },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-    globalSetup: ['./test/pg-global-setup.ts'],
+    globalSetup: ['./test/build-global-setup.ts', './test/pg-global-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
   },

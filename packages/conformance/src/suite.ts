@@ -15,6 +15,7 @@ import { projectAccessSuite } from './suites/project-access';
 import { routeTableSuite } from './suites/route-table';
 import { accessReviewSuite } from './suites/access-review';
 import { webhooksSuite } from './suites/webhooks';
+import { oauthSuite } from './suites/oauth';
 
 /** Every conformance suite, against one store factory. */
 export function runConformance(factory: StoreFactory): void {
@@ -34,4 +35,5 @@ export function runConformance(factory: StoreFactory): void {
   routeTableSuite(factory);
   accessReviewSuite(factory);
   webhooksSuite(factory);
+  oauthSuite(factory);
 }

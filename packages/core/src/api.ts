@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { systemClock, type Clock } from './clock/index';
 import { randomIds, type IdGenerator } from './ids/index';
 import { builtinResources } from './resources/index';
@@ -20,6 +20,9 @@ import { createRateLimiter, type RateLimiter } from './limits/index';
 import { builtinRoutes } from './routes/index';
 import { bindWebhookRuntime } from './webhooks/runtime';
 import type { WebhookSender } from './webhooks/index';
+import { createOAuthServer, validateIssuer, type OAuthOptions, type OAuthServer } from './oauth/index';
+import { memoryRateLimitStore } from './limits/memory';
+import { sqlRateLimitStore } from './limits/sql';
 
 export interface PmapiOptions {
   /** An opened store: `await openSqliteStore()` or the Postgres adapter's. */
@@ -50,11 +53,15 @@ export interface PmapiOptions {
   clientIp?: (req: HttpRequest) => string | undefined;
   /** Sends `POST /webhooks/{id}/test` deliveries (@pmapi/webhooks provides one); without it that route answers 503. */
   webhookSender?: WebhookSender;
+  /** Mount the OAuth 2.1 authorization server (issue 6): `api.oauth.handle` serves it. */
+  oauth?: OAuthOptions;
 }
 
 export interface Pmapi {
   /** The v3 API as a function of plain request records. */
   handle(req: HttpRequest): Promise<HttpResponse>;
+  /** The OAuth 2.1 authorization server, when `oauth` options were given. */
+  oauth?: OAuthServer;
   /** Workspaces, members and tokens for the embedding application. */
   admin: Admin;
   /** Background work the host schedules (e.g. every minute). */
@@ -137,11 +144,45 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     ...(o.clientIp ? { clientIp: o.clientIp } : {}),
     onError: o.onError ?? ((err) => console.error('pmapi: unexpected error', err)),
   });
+  let oauth: OAuthServer | undefined;
+  if (o.oauth) {
+    const oo = o.oauth;
+    const server = createOAuthServer({
+      issuer: validateIssuer(oo.issuer),
+      store: o.store,
+      clock,
+      registry,
+      grants: { d: o.store.dialect, ids, registry, permissionsOf },
+      key: createHmac('sha256', cursorSecret ?? randomBytes(32)).update('pmapi oauth consent csrf').digest(),
+      loopbackAnyPort: oo.loopbackAnyPort ?? false,
+      currentMember: async (req) => oo.currentMember(req),
+      signInUrl: (returnTo) => oo.signInUrl(returnTo),
+      ...(oo.renderConsent ? { renderConsent: (v) => oo.renderConsent!(v) } : {}),
+      ...(oo.tokenRateLimit === false ? {} : {
+        tokenLimit: oo.tokenRateLimit ?? (o.store.dialect.capabilities.multiProcess ? sqlRateLimitStore(o.store) : memoryRateLimitStore()),
+      }),
+      clientIp: (req) => (o.clientIp ? o.clientIp(req) : req.remoteAddress),
+    });
+    const onError = o.onError ?? ((err) => console.error('pmapi: unexpected error', err));
+    oauth = {
+      issuer: server.issuer,
+      owns: server.owns,
+      async handle(req) {
+        try {
+          return await server.handle(req);
+        } catch (err) {
+          onError(err, req);
+          return { status: 500, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: JSON.stringify({ error: 'server_error', error_description: 'Internal error' }) };
+        }
+      },
+    };
+  }
   const system: Principal = {
     teamId: '', memberId: '', userId: '', memberName: 'system', role: 'system', roleId: '', permissions: new Set(), tokenId: '', scopes: new Set(), actorId: null,
   };
   return {
     handle,
+    ...(oauth ? { oauth } : {}),
     admin: new Admin(o.store, clock, ids, o.defaultLabels ?? ['Bug', 'Feature', 'Urgent']),
     jobs: {
       async purge() {

@@ -19,3 +19,4 @@ export {
   type BucketHit, type BucketState, type HitOutcome,
 } from './limits/index';
 export * from './webhooks/index';
+export * from './oauth/index';

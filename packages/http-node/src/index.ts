@@ -45,13 +45,15 @@ function send(res: ServerResponse, out: HttpResponse): void {
  * http.createServer(toNodeHandler(api)).listen(3000);
  * app.use(toNodeHandler(api));   // Express: /api/v3/* answered, the rest passed on
  */
-export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'>, o: NodeHandlerOptions = {}) {
+export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<Pick<Pmapi, 'oauth'>>, o: NodeHandlerOptions = {}) {
   const limit = o.bodyLimit ?? 4 * 1024 * 1024;
   const base = (o.basePath ?? '/api/v3').replace(/\/$/, '');
   return function pmapiHandler(req: IncomingMessage, res: ServerResponse, next?: Next): void {
     const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/';
     const path = url.split('?')[0]!;
-    if (next && path !== base && !path.startsWith(`${base}/`)) return next();
+    // The OAuth 2.1 server's paths (discovery, /oauth/authorize, /oauth/token), when `api.oauth` is mounted.
+    const oauth = api.oauth?.owns(path) ? api.oauth : undefined;
+    if (next && !oauth && path !== base && !path.startsWith(`${base}/`)) return next();
     const tooLargeResponse = () => {
       const out = api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit });
       // Stop reading: the connection closes once the answer is out.
@@ -64,7 +66,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'>, o: NodeHan
     }
     const dispatch = (body: Buffer | undefined) => {
       const request: HttpRequest = { method: req.method ?? 'GET', url, headers: req.headers, body, remoteAddress: clientAddress(req, o.trustProxy) };
-      api.handle(request).then(
+      (oauth ? oauth.handle(request) : api.handle(request)).then(
         (out) => send(res, out),
         (err) => {
           console.error('pmapi http-node: unhandled error', err);
@@ -75,7 +77,9 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'>, o: NodeHan
     // A body parser ran before us (express.json()): the stream is spent, the parsed value is on req.body.
     const parsed = (req as IncomingMessage & { body?: unknown }).body;
     if (req.readableEnded && parsed !== undefined) {
-      dispatch(parsed === null || (typeof parsed === 'object' && Object.keys(parsed as object).length === 0 && !declared) ? undefined : Buffer.from(JSON.stringify(parsed)));
+      const empty = parsed === null || (typeof parsed === 'object' && Object.keys(parsed as object).length === 0 && !declared);
+      // OAuth endpoints take forms (express.urlencoded() left an object): encode it back.
+      dispatch(empty ? undefined : Buffer.from(oauth && typeof parsed === 'object' ? new URLSearchParams(parsed as Record<string, string>).toString() : JSON.stringify(parsed)));
       return;
     }
     const chunks: Buffer[] = [];

@@ -5,6 +5,7 @@ import type { IdGenerator } from '../ids/index';
 import { mintToken } from '../auth/mint';
 import { isValidScope } from '../auth/scopes';
 import { initialsOf, PALETTE, secondaryOf } from '../resources/rules';
+import { registerClient, revokeClient, type RegisterOAuthClientInput, type RegisteredOAuthClient } from '../oauth/clients';
 
 /** The four built-in roles (spec "Role"); their permission lists arrive with access control. */
 export const BUILTIN_ROLES = ['owner', 'manager', 'regular', 'client'] as const;
@@ -147,6 +148,25 @@ export class Admin {
       teamId: m.team_id as string, memberId, scopes: input.scopes, name: input.name ?? null, expiresAt: expires, now: this.clock.now(),
     });
     return { id, token };
+  }
+
+  /**
+   * Register an OAuth app (spec "OAuth client"): public (PKCE, method none) or
+   * confidential (client_secret_post). Redirect URIs must follow rules 2-4
+   * (https, or http on localhost/127.0.0.1/[::1]; no `*`, custom scheme,
+   * fragment or credentials). A confidential client's secret is returned
+   * once, here; only its SHA-256 digest is stored.
+   *
+   * @example
+   * const { clientId, clientSecret } = await api.admin.registerOAuthClient({ name: 'Acme Sync', type: 'confidential', redirectUris: ['https://acme.example/cb'] });
+   */
+  async registerOAuthClient(input: RegisterOAuthClientInput): Promise<RegisteredOAuthClient> {
+    return registerClient(this.store, this.clock, this.ids, input);
+  }
+
+  /** Revoke an OAuth app and every token it holds, at once. Returns false when it was unknown or already revoked. */
+  async revokeOAuthClient(clientId: string): Promise<boolean> {
+    return revokeClient(this.store, this.clock, clientId);
   }
 
   /** Revoke a token at once. */

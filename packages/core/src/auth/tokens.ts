@@ -5,8 +5,12 @@ import type { DialectSupport } from '../sql/dialect';
 import type { Principal } from '../services/context';
 import { execShaped } from '../sql/repo';
 
-/** `svc_user_<prefix>_<secret>`: prefix 12 base62, secret 40 base62. */
-const PAT_RE = /^svc_user_([0-9A-Za-z]{12})_([0-9A-Za-z]{40})$/;
+/**
+ * `svc_user_<prefix>_<secret>` (personal access token) or `svc_oauth_<prefix>_<secret>`
+ * (OAuth 2.1 access token, same shape): prefix 12 base62, secret 40 base62.
+ */
+const TOKEN_RE = /^svc_(user|oauth)_([0-9A-Za-z]{12})_([0-9A-Za-z]{40})$/;
+const KIND_OF: Record<string, string> = { user: 'pat', oauth: 'oauth' };
 export const PAT_PREFIX_LENGTH = 12;
 export const PAT_SECRET_LENGTH = 40;
 /** `lastUsedAt` is recorded at most this often per token (ms). */
@@ -39,15 +43,19 @@ export function bearerOf(header: string | undefined): string {
 export type PermissionResolver = (role: { name: string; editable: boolean; permissions: string[] }) => ReadonlySet<string>;
 
 export async function authenticate(db: Kysely<any>, d: DialectSupport, token: string, now: number, permissionsOf: PermissionResolver): Promise<Principal> {
-  const m = PAT_RE.exec(token);
+  const m = TOKEN_RE.exec(token);
   if (!m) throw invalidToken();
-  const prefix = m[1]!;
+  const prefix = m[2]!;
   const result = await execShaped<Record<string, unknown>>(db, d.name, 'auth:pat', [prefix], () => db
     .selectFrom('access_tokens as t')
     .innerJoin('members as m', 'm.id', 't.member_id')
     .innerJoin('roles as r', 'r.id', 'm.role_id')
     .leftJoin('actors as a', (j) => j.onRef('a.member_id', '=', 'm.id').onRef('a.team_id', '=', 'm.team_id'))
+    // OAuth tokens die with their refresh-token family and their client.
+    .leftJoin('oauth_families as f', 'f.id', 't.family_id')
+    .leftJoin('oauth_clients as c', 'c.id', 't.client_id')
     .select([
+      't.kind', 'f.revoked_at as family_revoked_at', 'c.revoked_at as client_revoked_at',
       't.id as token_id', 't.team_id', 't.hash', 't.scopes', 't.expires_at', 't.revoked_at', 't.last_used_at',
       'm.id as member_id', 'm.user_id', 'm.name', 'm.role', 'm.role_id', 'm.active', 'a.id as actor_id',
       'r.name as role_name', 'r.editable as role_editable', 'r.permissions as role_permissions',
@@ -57,7 +65,8 @@ export async function authenticate(db: Kysely<any>, d: DialectSupport, token: st
   const presented = Buffer.from(sha256(token), 'hex');
   const stored = Buffer.from(row ? (row.hash as string) : '0'.repeat(64), 'hex');
   const same = stored.length === presented.length && timingSafeEqual(stored, presented);
-  if (!row || !same || row.revoked_at !== null) throw invalidToken();
+  if (!row || !same || row.revoked_at !== null || row.kind !== KIND_OF[m[1]!]) throw invalidToken();
+  if ((row.family_revoked_at ?? null) !== null || (row.client_revoked_at ?? null) !== null) throw invalidToken();
   if (row.expires_at !== null && (d.decode('timestamp', row.expires_at) as number) <= now) {
     throw new ProblemError('token_expired', 'The token has expired', {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
   }

@@ -1,0 +1,99 @@
+import type { HttpRequest, HttpResponse } from '../http/types';
+import type { RateLimitStore } from '../limits/rules';
+import type { OAuthContext } from './context';
+import { handleAuthorize, type ConsentView } from './authorize';
+import { handleToken } from './token';
+import { AUTHORIZE_PATH, METADATA_PATH, TOKEN_PATH, metadata } from './metadata';
+
+export { defaultConsentPage, CONSENT_TTL_MS, type ConsentView } from './authorize';
+export { metadata, AUTHORIZE_PATH, TOKEN_PATH, METADATA_PATH } from './metadata';
+export { TOKEN_RATE_LIMIT } from './token';
+export { CODE_TTL_MS, ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_MS } from './grants/shared';
+export { redirectUriProblem, redirectUriMatches, type OAuthClientType, type RegisterOAuthClientInput, type RegisteredOAuthClient } from './clients';
+export { s256 } from './pkce';
+export { supportedScopes, coarseSummary } from './scopes';
+export { OAuthError } from './errors';
+
+/**
+ * How the embedding application mounts the OAuth 2.1 authorization server
+ * (spec "Authorization server").
+ *
+ * @example
+ * createPmapi({ store, oauth: {
+ *   issuer: 'https://auth.example.com',
+ *   currentMember: (req) => sessions.memberIdOf(req.headers.cookie),
+ *   signInUrl: (returnTo) => `/login?next=${encodeURIComponent(returnTo)}`,
+ * } });
+ */
+export interface OAuthOptions {
+  /** The auth URL: the RFC 8414 issuer, e.g. `https://auth.example.com` (no trailing slash, query or fragment). */
+  issuer: string;
+  /** Who is signed in (a member id), according to the embedding application's own session; null when nobody is. */
+  currentMember(req: HttpRequest): Promise<string | null | undefined> | string | null | undefined;
+  /** Where to send someone who is not signed in; `returnTo` is the authorization request's path and query, to come back to. */
+  signInUrl(returnTo: string): string;
+  /** Replace the consent screen's HTML (post `view.fields` back to `view.formAction` with `decision=allow|deny`). */
+  renderConsent?(view: ConsentView): string;
+  /**
+   * RFC 8252 §7.3: let `http://127.0.0.1` and `http://[::1]` redirect URIs
+   * match with any port (native apps listening on an ephemeral port).
+   * Off by default: every redirect URI is compared as an exact full string.
+   */
+  loopbackAnyPort?: boolean;
+  /**
+   * Counters of the token endpoint's 120/minute per-IP limit (default: in
+   * memory, or in the database when several processes may share it);
+   * `false` turns the limit off.
+   */
+  tokenRateLimit?: RateLimitStore | false;
+}
+
+/** The mounted authorization server. */
+export interface OAuthServer {
+  issuer: string;
+  /** Serve the discovery document, `/oauth/authorize` and `/oauth/token`. */
+  handle(req: HttpRequest): Promise<HttpResponse>;
+  /** Is this path (no query) one of the server's? Front ends use it to route. */
+  owns(path: string): boolean;
+}
+
+export function validateIssuer(issuer: string): string {
+  let u: URL;
+  try {
+    u = new URL(issuer);
+  } catch {
+    throw new Error(`pmapi oauth: issuer '${issuer}' is not an absolute URL`);
+  }
+  if (u.search || u.hash || issuer.endsWith('/') || (u.protocol !== 'https:' && u.protocol !== 'http:')) {
+    throw new Error(`pmapi oauth: issuer '${issuer}' must be an http(s) URL without query, fragment or trailing slash (RFC 8414 §2)`);
+  }
+  return issuer;
+}
+
+export function createOAuthServer(ctx: OAuthContext): OAuthServer {
+  const base = new URL(ctx.issuer).pathname.replace(/\/$/, '');
+  // RFC 8414 §3.1 inserts the well-known segment before the issuer's path; the spec appends it. Serve both.
+  const metadataPaths = new Set([`${base}${METADATA_PATH}`, `${METADATA_PATH}${base}`]);
+  const authorizePath = `${base}${AUTHORIZE_PATH}`;
+  const tokenPath = `${base}${TOKEN_PATH}`;
+  const owns = (path: string) => metadataPaths.has(path) || path === authorizePath || path === tokenPath;
+  return {
+    issuer: ctx.issuer,
+    owns,
+    async handle(req) {
+      const path = req.url.split('?')[0]!;
+      if (path === tokenPath) return handleToken(ctx, req);
+      if (path === authorizePath) return handleAuthorize(ctx, req);
+      if (metadataPaths.has(path)) {
+        const m = req.method.toUpperCase();
+        if (m !== 'GET' && m !== 'HEAD') return { status: 405, headers: { allow: 'GET', 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ error: 'invalid_request', error_description: 'GET only' }) };
+        return {
+          status: 200,
+          headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=3600', 'access-control-allow-origin': '*' },
+          body: JSON.stringify(metadata(ctx.issuer, ctx.registry)),
+        };
+      }
+      return { status: 404, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ error: 'invalid_request', error_description: `No OAuth endpoint at ${path}` }) };
+    },
+  };
+}
