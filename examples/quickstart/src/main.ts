@@ -5,7 +5,8 @@ import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { toNodeHandler } from '@pmapi/http-node';
 import { createWebhookSender, createWebhookWorker } from '@pmapi/webhooks';
-import { seedDemo } from './seed';
+import { seedDemo, demoNames } from './seed';
+import { demoSignIn, memberFromCookie } from './demo-sign-in';
 
 const USAGE = `pmapi quickstart: the v3 API on SQLite with two demo workspaces.
 
@@ -36,34 +37,61 @@ async function main(): Promise<void> {
 
   const db = values.db ?? process.env.DATABASE_URL;
   const store = db && /^postgres(ql)?:\/\//.test(db) ? await openPostgresStore({ connectionString: db }) : await openSqliteStore(db ? { filename: db } : {});
+
+  // Listen first: the OAuth issuer (the auth URL) is this server's address, known once the port is.
+  let dispatch: http.RequestListener = (_req, res) => {
+    res.writeHead(503, { 'retry-after': '1' }).end();
+  };
+  const server = http.createServer((req, res) => dispatch(req, res));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const addr = server.address();
+  const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : port}`;
+
   // Webhooks: signed deliveries by an in-process worker (a separate process can run createWebhookWorker instead).
   const sender = createWebhookSender({ allowPrivateTargets: values['allow-private-webhooks'] });
-  const api = await createPmapi({ store, webhookSender: sender });
+  const api = await createPmapi({
+    store,
+    webhookSender: sender,
+    // The OAuth 2.1 server on the same origin; the demo sign-in stands in for the application's own.
+    oauth: {
+      issuer: baseUrl,
+      currentMember: (req) => memberFromCookie(req.headers.cookie),
+      signInUrl: (returnTo) => `/demo/sign-in?returnTo=${encodeURIComponent(returnTo)}`,
+    },
+  });
   const worker = createWebhookWorker({ store, sender, onError: (e) => console.error('webhook worker', e) });
   worker.start(1000);
   const teams = await seedDemo(api);
-  const server = http.createServer(toNodeHandler(api));
+  const redirectUris = ['http://127.0.0.1:8976/callback', 'http://localhost:8976/callback'];
+  const pub = await api.admin.registerOAuthClient({ name: 'Demo public app', type: 'public', redirectUris });
+  const conf = await api.admin.registerOAuthClient({ name: 'Demo server app', type: 'confidential', redirectUris });
+  const oauthClients = [
+    { clientId: pub.clientId, type: 'public', redirectUris },
+    { clientId: conf.clientId, clientSecret: conf.clientSecret, type: 'confidential', redirectUris },
+  ];
+  const signIn = demoSignIn(teams, demoNames);
+  const v3 = toNodeHandler(api);
+  dispatch = (req, res) => {
+    if (!signIn(req, res)) v3(req, res);
+  };
   // Destroy trashed rows past retention once a minute.
   const purge = setInterval(() => void api.jobs.purge().catch((e) => console.error('purge failed', e)), 60_000);
   purge.unref();
 
-  server.listen(port, '127.0.0.1', () => {
-    const addr = server.address();
-    const actual = typeof addr === 'object' && addr ? addr.port : port;
-    const baseUrl = `http://127.0.0.1:${actual}`;
-    if (values.json) {
-      process.stdout.write(`${JSON.stringify({ baseUrl, teams })}\n`);
-      return;
-    }
-    console.log(`pmapi quickstart listening on ${baseUrl}  (v3 at ${baseUrl}/api/v3)\n`);
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ baseUrl, teams, authUrl: baseUrl, oauthClients })}\n`);
+  } else {
+    console.log(`pmapi quickstart listening on ${baseUrl}  (v3 at ${baseUrl}/api/v3, OAuth at ${baseUrl}/.well-known/oauth-authorization-server)\n`);
     for (const [i, t] of teams.entries()) {
       console.log(`Workspace ${i === 0 ? 'Acme' : 'Globex'} (${t.id})`);
       for (const m of t.members) console.log(`  ${m.role.padEnd(8)} member ${m.id}  token ${m.token}`);
     }
+    console.log(`\nOAuth demo clients (redirect URIs ${redirectUris.join(', ')}):`);
+    for (const c of oauthClients) console.log(`  ${c.type.padEnd(12)} client_id ${c.clientId}${c.clientSecret ? `  client_secret ${c.clientSecret}` : ''}`);
     const tok = teams[0]!.members[0]!.token;
     console.log(`\nTry:\n  curl -s -H "Authorization: Bearer ${tok}" ${baseUrl}/api/v3/projects`);
     console.log(`  curl -s -H "Authorization: Bearer ${tok}" -H "Content-Type: application/json" \\\n    -d '{"name":"Launch"}' ${baseUrl}/api/v3/projects`);
-  });
+  }
 
   const stop = () => {
     server.close();

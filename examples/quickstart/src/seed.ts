@@ -11,6 +11,9 @@ export interface SeededTeam {
   members: SeededMember[];
 }
 
+/** Member display names, for the demo sign-in page. */
+export const demoNames = new Map<string, string>();
+
 const ALL = ['read', 'write', 'delete'];
 
 /**
@@ -23,6 +26,7 @@ export async function seedDemo(api: Pmapi): Promise<SeededTeam[]> {
   const cli = await api.admin.addMember(acme.id, { name: 'Cleo Client', email: 'cleo@client.test', role: 'client' });
   const globex = await api.admin.createWorkspace({ name: 'Globex', owner: { name: 'Gus Owner', email: 'gus@globex.test' } });
   const token = async (memberId: string) => (await api.admin.issueToken(memberId, { scopes: ALL, name: 'quickstart' })).token;
+  demoNames.set(acme.ownerMemberId, 'Ada Owner').set(reg.id, 'Rex Regular').set(cli.id, 'Cleo Client').set(globex.ownerMemberId, 'Gus Owner');
   return [
     {
       id: acme.id,
