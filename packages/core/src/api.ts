@@ -7,6 +7,7 @@ import type { Resource } from './resources/define-resource';
 import type { SqlStore } from './sql/dialect';
 import { Engine } from './services/engine';
 import { sweepKeys } from './services/idempotency';
+import { sweepOAuth } from './oauth/sweep';
 import { Admin } from './admin/admin';
 import { createHandler } from './http/handle';
 import type { HttpRequest, HttpResponse } from './http/types';
@@ -67,7 +68,7 @@ export interface Pmapi {
   /** Background work the host schedules (e.g. every minute). */
   jobs: {
     /** Destroy soft-deleted rows past 30 days, forget stale idempotency keys and stale rate-limit counters. */
-    purge(): Promise<{ purged: number; keys: number; rateLimits: number }>;
+    purge(): Promise<{ purged: number; keys: number; rateLimits: number; oauth: number }>;
   };
   /** Every route with the scope and role permissions it needs. */
   routes(): RouteInfo[];
@@ -189,7 +190,8 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
         const purged = await engine.purge(system);
         const keys = await sweepKeys(o.store.db, o.store.dialect, clock.now());
         const rateLimits = limiter?.sweep ? await limiter.sweep(clock.now()) : 0;
-        return { purged, keys, rateLimits };
+        const oauth = await sweepOAuth(o.store, clock.now());
+        return { purged, keys, rateLimits, oauth };
       },
     },
     routes: () => routeTable(registry, customRoutes, extraPermissions),
