@@ -43,7 +43,9 @@ describe.skipIf(!hasBrowser)('quickstart: a stock OAuth client connects through 
     });
     // The app's redirect URI (registered by the quickstart): a tiny server that records where the browser lands.
     callback = http.createServer((req, res) => {
-      landed = new URL(req.url ?? '/', 'http://127.0.0.1:8976');
+      const u = new URL(req.url ?? '/', 'http://127.0.0.1:8976');
+      // Only the redirect itself (the browser also asks for /favicon.ico).
+      if (u.pathname === '/callback') landed = u;
       res.writeHead(200, { 'content-type': 'text/plain' }).end('connected');
     });
     await new Promise<void>((r) => callback.listen(8976, '127.0.0.1', r));
