@@ -1,5 +1,5 @@
 export {
-  createWebhookSender, isPublicAddress, shortError, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_RESPONSE_BYTES, ERROR_MAX_BYTES,
+  createWebhookSender, isPublicAddress, redactAddresses, shortError, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_RESPONSE_BYTES, ERROR_MAX_BYTES,
   type WebhookSenderOptions, type ClosableWebhookSender, type HostLookup, type ResolvedAddress,
 } from './sender';
 export {

@@ -2,8 +2,8 @@ import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { performance } from 'node:perf_hooks';
-import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, request } from 'undici';
+import { isIpLiteral, isPublicAddress, REFUSED_TARGET_MESSAGE } from '@pmapi/core';
 import type { WebhookAttempt, WebhookRequest, WebhookSender } from '@pmapi/core';
 
 /** One resolved address, as `dns.lookup(…, { all: true })` gives it. */
@@ -40,22 +40,25 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 /** Spec "Delivery semantics" rule 7: the error of a log record is at most 1 KiB. */
 export const ERROR_MAX_BYTES = 1024;
 
-/** Raised by the connector or lookup for a refused target. */
+/**
+ * Raised by the connector or lookup for a refused target. Its message is the
+ * fixed {@link REFUSED_TARGET_MESSAGE}: the delivery log and the test-delivery
+ * answer never name the host or the address it resolved to.
+ */
 class RefusedTarget extends Error {
   readonly code = 'E_WEBHOOK_REFUSED_TARGET';
+  constructor() {
+    super(REFUSED_TARGET_MESSAGE);
+  }
 }
 
 /**
- * Is this address one a webhook may reach? Only ipaddr.js's `unicast` range
- * passes: private, loopback, link-local, unique-local, CGNAT, unspecified,
- * multicast, broadcast, reserved, IPv4-mapped, 6to4, Teredo, NAT64 and the
- * other special ranges are refused.
+ * Is this address one a webhook may reach? The one SSRF policy of
+ * @pmapi/core (`classifyAddress`), also applied at registration: only a
+ * public unicast address passes; IPv4-embedding IPv6 forms (mapped,
+ * compatible, NAT64, 6to4, Teredo) are refused whatever they embed.
  */
-export function isPublicAddress(address: string): boolean {
-  const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
-  if (!ipaddr.isValid(bare)) return false;
-  return ipaddr.parse(bare.replace(/%.*$/, '')).range() === 'unicast';
-}
+export { isPublicAddress };
 
 /** Cut a reason to at most `max` UTF-8 bytes. */
 export function shortError(msg: string, max = ERROR_MAX_BYTES): string {
@@ -93,7 +96,7 @@ function guardedLookup(base: HostLookup, allowPrivate: boolean) {
           return cb(e, opts.all ? [] : '');
         }
         const bad = allowPrivate ? undefined : addrs.find((a) => !isPublicAddress(a.address));
-        if (bad) return cb(new RefusedTarget(`refused: ${hostname} resolves to non-public address ${bad.address}`), opts.all ? [] : '');
+        if (bad) return cb(new RefusedTarget(), opts.all ? [] : '');
         if (opts.all) cb(null, addrs);
         else cb(null, addrs[0]!.address, addrs[0]!.family);
       },
@@ -108,8 +111,33 @@ function describe(err: unknown, timedOut: boolean): string {
   // undici wraps connector errors; the refusal or the system error is the useful part.
   for (let i = 0; i < 3 && e && !(e instanceof RefusedTarget) && e.cause instanceof Error; i++) e = e.cause as typeof e;
   if (e instanceof RefusedTarget) return e.message;
+  // The reason is shown to callers (delivery log): it names the failure, never the address it resolved to.
+  const known = e?.code ? SYSTEM_ERRORS[e.code] : undefined;
+  if (known) return `${e!.code}: ${known}`;
   const code = e?.code ? `${e.code}: ` : '';
-  return `${code}${e?.message ?? String(err)}`;
+  return `${code}${redactAddresses(e?.message ?? String(err))}`;
+}
+
+const SYSTEM_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'name resolution failed',
+  EPIPE: 'connection closed',
+  UND_ERR_SOCKET: 'connection closed',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  UND_ERR_HEADERS_TIMEOUT: 'timeout',
+  UND_ERR_BODY_TIMEOUT: 'timeout',
+};
+
+/** Replace IPv4 and IPv6 addresses (with any port) in a message. */
+export function redactAddresses(msg: string): string {
+  return msg
+    .replace(/\[?\b(?:[0-9a-f]{0,4}:){2,7}[0-9a-f.]{0,15}\]?(?::\d+)?/gi, '<address>')
+    .replace(/\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b/g, '<address>');
 }
 
 /**
@@ -140,9 +168,11 @@ export function createWebhookSender(o: WebhookSenderOptions = {}): ClosableWebho
     connectTimeout: timeoutMs,
     keepAliveTimeout: 4_000,
     connect(opts, cb) {
-      const host = opts.hostname.startsWith('[') ? opts.hostname.slice(1, opts.hostname.indexOf(']')) : opts.hostname;
-      if (!allowPrivate && isIP(host) !== 0 && !isPublicAddress(host)) {
-        cb(new RefusedTarget(`refused: ${host} is a non-public address`), null);
+      // Node connects to an IP literal without calling `lookup`, so literals are judged here.
+      // Whatever the policy reads as an address (any spelling, brackets, zone id) is judged as one.
+      const host = opts.hostname;
+      if (!allowPrivate && (isIP(host.replace(/^\[|\]$/g, '')) !== 0 || isIpLiteral(host)) && !isPublicAddress(host)) {
+        cb(new RefusedTarget(), null);
         return;
       }
       base(opts, cb);
