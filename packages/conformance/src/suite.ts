@@ -7,6 +7,8 @@ import { softDeleteEventsSuite } from './suites/soft-delete-events';
 import { resourcesSuite } from './suites/resources';
 import { tasksSuite } from './suites/tasks';
 import { hardeningSuite } from './suites/hardening';
+import { hardeningInputSuite } from './suites/hardening-input';
+import { fuzzRoutesSuite } from './suites/fuzz-routes';
 import { concurrencySuite } from './suites/concurrency';
 import { personalAccessTokensSuite } from './suites/personal-access-tokens';
 import { rateLimitsSuite } from './suites/rate-limits';
@@ -27,6 +29,8 @@ export function runConformance(factory: StoreFactory): void {
   resourcesSuite(factory);
   tasksSuite(factory);
   hardeningSuite(factory);
+  hardeningInputSuite(factory);
+  fuzzRoutesSuite(factory);
   concurrencySuite(factory);
   personalAccessTokensSuite(factory);
   rateLimitsSuite(factory);

@@ -451,7 +451,7 @@ export function webhooksSuite(factory: StoreFactory): void {
     });
     afterAll(() => h.close());
 
-    it('a regular member (no manageWebhooks) cannot create, update, delete, restore or rotate; may read and test', async () => {
+    it('a regular member (no manageWebhooks) cannot create, update, delete or restore; may read, test and rotate (spec Webhook endpoints: "Test and rotate-secret need webhooks:write")', async () => {
       const token = h.a.regular.token;
       const w = await makeHook(h);
       const denied = async (method: string, path: string, body?: unknown) => {
@@ -463,7 +463,6 @@ export function webhooksSuite(factory: StoreFactory): void {
       await denied('POST', '/webhooks', { url: 'https://hooks.example.com/x' });
       await denied('PATCH', `/webhooks/${w.id}`, { name: 'x' });
       await denied('DELETE', `/webhooks/${w.id}`);
-      await denied('POST', `/webhooks/${w.id}/rotate-secret`);
       await h.del(`/webhooks/${w.id}`);
       await denied('POST', `/webhooks/${w.id}/restore`);
       await h.post(`/webhooks/${w.id}/restore`);
@@ -472,6 +471,17 @@ export function webhooksSuite(factory: StoreFactory): void {
       expect((await h.get(`/webhooks/${w.id}/deliveries`, { token })).status).toBe(200);
       expect((await h.post(`/webhooks/${w.id}/test`, undefined, { token })).status).toBe(200);
       expect((await dbRow(h, w.id)).secret).toBe(w.secret);
+      // A token holding webhooks:write alone (no manageWebhooks in the role) rotates the secret.
+      const { token: writeOnly } = await h.api.admin.issueToken(h.a.regular.id, { scopes: ['webhooks:write'] });
+      const rotated = await h.post(`/webhooks/${w.id}/rotate-secret`, undefined, { token: writeOnly });
+      expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+      expect(rotated.body.secret).not.toBe(w.secret);
+      expect((await dbRow(h, w.id)).secret).toBe(rotated.body.secret);
+      // Without webhooks:write it stays refused.
+      const { token: readOnly } = await h.api.admin.issueToken(h.a.regular.id, { scopes: ['webhooks:read'] });
+      const refused = await h.post(`/webhooks/${w.id}/rotate-secret`, undefined, { token: readOnly });
+      expect(refused.status).toBe(403);
+      expect(refused.body.missingPermissions).toEqual(['webhooks:write']);
     });
 
     it("another team's webhook is 404 on every route and absent from its list", async () => {

@@ -48,20 +48,37 @@ export interface ProblemContext {
   docsBaseUrl: string;
 }
 
-/** The problem body of an error: the one place bodies are rendered. */
+/** A validation problem lists at most this many `errors`; `errorsOmitted` counts the rest. */
+export const MAX_FIELD_ERRORS = 50;
+
+function cut(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max)}…`;
+}
+
+/**
+ * The problem body of an error: the one place bodies are rendered. Its size
+ * is bounded whatever the request held: `detail` and each field error are
+ * cut to a few hundred characters, and `errors` holds at most
+ * {@link MAX_FIELD_ERRORS} entries plus `errorsOmitted`.
+ */
 export function problemBody(err: ProblemError, ctx: ProblemContext): Record<string, unknown> {
   const body: Record<string, unknown> = {
     type: err.code,
     title: errorCodes[err.code].title,
     status: err.status,
-    detail: err.message,
-    instance: ctx.instance,
+    detail: cut(err.message, 1024),
+    instance: cut(ctx.instance, 2048),
     code: err.code,
     requestId: ctx.requestId,
     docsUrl: `${ctx.docsBaseUrl}/errors/${err.code}`,
   };
   for (const [k, v] of Object.entries(err.extras)) {
     if (!(k in body)) body[k] = v;
+  }
+  const errors = body.errors;
+  if (Array.isArray(errors)) {
+    body.errors = errors.slice(0, MAX_FIELD_ERRORS).map((e: FieldError) => ({ ...e, field: cut(String(e.field), 200), message: cut(String(e.message), 500) }));
+    if (errors.length > MAX_FIELD_ERRORS) body.errorsOmitted = errors.length - MAX_FIELD_ERRORS;
   }
   return body;
 }

@@ -1,4 +1,6 @@
 import type { ScopeAction } from '../auth/scopes';
+import { ProblemError } from '../errors/problem';
+import { clip } from './body';
 import type { Registry } from '../resources/registry';
 import type { OpResult } from '../services/engine';
 import type { ReadContext, WriteContext } from '../services/context';
@@ -30,6 +32,13 @@ export interface CustomRoute {
   ownRecords?: boolean;
   /** Runs in a write transaction (and may carry an Idempotency-Key). */
   write: boolean;
+  /**
+   * What `{id}` names, for the 404 of an id that is not found (`personal access
+   * token` → "No personal access token 'x'"). A path id that no id can be
+   * (spec "Conventions": `^[0-9A-Za-z_!]+$`) gets that same answer before the
+   * route runs, so it never reaches storage.
+   */
+  subject?: string;
   run(ctx: WriteContext, args: RouteArgs): Promise<OpResult>;
 }
 
@@ -47,6 +56,11 @@ export interface RouteInfo {
   permissions: string[];
   /** Acts only on the caller's own records: the scope is checked, no role permission. */
   ownRecords?: true;
+}
+
+/** The 404 of a route's `{id}` that names nothing (the same whether the id is unknown or malformed). */
+export function notFoundIn(subject: string, id: string): ProblemError {
+  return new ProblemError('resource_not_found', `No ${subject} '${clip(id, 100)}'`, { id: clip(id, 100) });
 }
 
 /** Match a custom route's pattern against path segments. */

@@ -51,3 +51,16 @@ export function sequentialIds(prefix = 't'): IdGenerator {
 }
 
 export const ID_PATTERN = /^[0-9A-Za-z_!]+$/;
+/** Longest id a path or body may name (spec: ids run 8-17 characters today; not part of the contract). */
+export const ID_MAX_LENGTH = 64;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Could `s` be an id (spec "Conventions": `^[0-9A-Za-z_!]+$`, at most {@link ID_MAX_LENGTH} characters)? */
+export function isId(s: string): boolean {
+  return s.length <= ID_MAX_LENGTH && ID_PATTERN.test(s);
+}
+
+/** Could `s` be a UUID (actor ids)? */
+export function isUuid(s: string): boolean {
+  return UUID_PATTERN.test(s);
+}

@@ -10,6 +10,12 @@ export const MAX_LIMIT = 200;
 export const DEFAULT_LIMIT = 50;
 export const MAX_EXPAND_DEPTH = 4;
 const MAX_IN_VALUES = 200;
+/**
+ * Longest filter value (and `in` list item), in characters: the longest text
+ * any field holds is a task name (1024). It also keeps an escaped LIKE
+ * pattern far below SQLite's 50,000-byte limit.
+ */
+export const MAX_FILTER_VALUE = 1024;
 
 /** Names clients use for pagination in other APIs; we answer them with `pagination_param_unknown`. */
 const FOREIGN_PAGINATION = new Set([
@@ -279,6 +285,9 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
 }
 
 function buildCondition(res: Resource, name: string, field: string, relation: string | undefined, op: FilterOp, raw: string, key: string): Condition {
+  if (op !== 'in' && raw.length > MAX_FILTER_VALUE) {
+    throw invalid(key, `a value of at most ${MAX_FILTER_VALUE} characters`, `${key} takes a value of at most ${MAX_FILTER_VALUE} characters`);
+  }
   if (relation) {
     const values = op === 'in' ? splitList(key, raw) : raw;
     return { column: `${res.table}.id`, kind: 'text', op, value: values, linkKind: `${res.name}.${relation}` };
@@ -312,6 +321,9 @@ function splitList(key: string, raw: string): string[] {
   const items = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (items.length === 0) throw invalid(key, 'a comma-separated list', `${key} needs at least one value`);
   if (items.length > MAX_IN_VALUES) throw invalid(key, `at most ${MAX_IN_VALUES} values`, `${key} takes at most ${MAX_IN_VALUES} values`);
+  if (items.some((s) => s.length > MAX_FILTER_VALUE)) {
+    throw invalid(key, `values of at most ${MAX_FILTER_VALUE} characters`, `${key} takes values of at most ${MAX_FILTER_VALUE} characters`);
+  }
   return items;
 }
 

@@ -1,5 +1,6 @@
 import { snakeCase, f, type FieldDef, type StorageKind } from './fields';
 import type { WriteContext, ReadContext } from '../services/context';
+import { isId, isUuid } from '../ids/index';
 
 export type FilterOp = 'eq' | 'in' | 'contains' | 'startsWith' | 'gt' | 'gte' | 'lt' | 'lte' | 'null' | 'notNull';
 export const RANGE: FilterOp[] = ['gt', 'gte', 'lt', 'lte'];
@@ -91,6 +92,8 @@ export interface ResourceSpec {
   /** Sub-route path segments (kebab) of relations, when they differ from the relation name. */
   relationPaths?: Record<string, string>;
   hooks?: ResourceHooks;
+  /** Ids of this resource are UUIDs (actors), not `^[0-9A-Za-z_!]+$` ids. */
+  uuidIds?: boolean;
   /** Older path spellings still served, with Deprecation and Link (spec rule 13). */
   retiredPaths?: string[];
   /** Read-only response fields computed by hooks, not stored (`defaultStatusId`). */
@@ -138,6 +141,8 @@ export interface Resource extends ResourceSpec {
   responseFields: Set<string>;
   /** Relation-backed body fields. */
   relationFields: Record<string, string>;
+  /** Could this string be an id of this resource? Anything else is answered like an unknown id, without storage access. */
+  isId(id: string): boolean;
 }
 
 const SORTABLE_KINDS = new Set<StorageKind>(['text', 'number', 'integer', 'boolean', 'timestamp']);
@@ -195,6 +200,7 @@ export function defineResource(spec: ResourceSpec): Resource {
     sortFields,
     responseFields,
     relationFields: dict(relationFields),
+    isId: spec.uuidIds ? isUuid : isId,
   };
 }
 

@@ -32,6 +32,8 @@ export interface FieldDef {
   retiredNames?: string[];
   /** Not part of the response (internal bookkeeping). */
   internal?: boolean;
+  /** Most ids a relation-backed set may hold in one body (default 150, spec "Limits"); more is `bulk_too_large`. */
+  maxItems?: number;
 }
 
 type Opts = Partial<Pick<FieldDef, 'mode' | 'nullable' | 'required' | 'writeOnly' | 'column' | 'retiredNames' | 'internal'>>;
@@ -105,7 +107,7 @@ export const f = {
   /** A set of ids backed by a many-to-many relation; in bodies it replaces the whole set. */
   refs(relation: string, o: Opts & { max?: number } = {}): FieldDef {
     const s = z.array(ID).max(o.max ?? 150, `must hold at most ${o.max ?? 150} ids`);
-    return make('json', s, o, { relation });
+    return make('json', s, o, { relation, maxItems: o.max ?? 150 });
   },
   /** A text value validated by the given schema. */
   text(schema: z.ZodType, o: Opts = {}): FieldDef {

@@ -9,6 +9,8 @@ export const actorResource = defineResource({
   path: 'actors',
   table: 'actors',
   softDelete: false,
+  // Spec "Actor": ids are UUIDs, a different id space.
+  uuidIds: true,
   operations: { get: true },
   fields: {
     type: f.readOnly('text'),

@@ -6,7 +6,11 @@ import { ProblemError, validationError, type FieldError } from '../errors/proble
 import { grants, isValidScope, SCOPE_MACROS, type ScopeAction } from '../auth/scopes';
 import { mintToken } from '../auth/mint';
 import { iso } from '../clock/index';
-import { ID_PATTERN } from '../ids/index';
+import { isId } from '../ids/index';
+import { notFoundIn } from '../http/routes';
+import { OversizedArray, clip } from '../http/body';
+
+const PAT_SUBJECT = 'personal access token';
 
 /**
  * /personal-access-tokens: create, list, read, update, revoke (spec
@@ -129,6 +133,10 @@ function parseName(v: unknown, errors: FieldError[]): string | undefined {
 }
 
 function parseScopes(ctx: WriteContext, v: unknown, errors: FieldError[]): string[] | undefined {
+  if (v instanceof OversizedArray) {
+    errors.push({ field: 'scopes', code: 'too_big', message: `holds ${v.length} entries, more than there are scopes` });
+    return undefined;
+  }
   if (!Array.isArray(v)) {
     errors.push({ field: 'scopes', code: 'invalid_type', message: 'must be an array of scope strings' });
     return undefined;
@@ -138,6 +146,13 @@ function parseScopes(ctx: WriteContext, v: unknown, errors: FieldError[]): strin
     return undefined;
   }
   const known = new Set(scopeResources(ctx));
+  // A useful list is no longer than the catalog (every resource × read, write, delete, and the three macros);
+  // twice that leaves room for repeats. Longer is refused before any element is looked at.
+  const max = 2 * (known.size * ACTIONS.length + MACROS.size);
+  if (v.length > max) {
+    errors.push({ field: 'scopes', code: 'too_big', message: `holds ${v.length} entries; at most ${max}` });
+    return undefined;
+  }
   const out = new Set<string>();
   v.forEach((s, i) => {
     if (typeof s !== 'string' || !isValidScope(s) || (!MACROS.has(s) && !known.has(s.slice(0, s.indexOf(':'))))) {
@@ -163,15 +178,15 @@ function parseExpiry(ctx: WriteContext, v: unknown, errors: FieldError[]): numbe
 }
 
 function unknownKeys(o: Record<string, unknown>, allowed: readonly string[], errors: FieldError[]): void {
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) errors.push({ field: k, code: 'unrecognized_key', message: `unknown field; allowed: ${allowed.join(', ')}` });
+  for (const k of Object.keys(o)) if (!allowed.includes(k)) errors.push({ field: clip(k, 100), code: 'unrecognized_key', message: `unknown field; allowed: ${allowed.join(', ')}` });
 }
 
 // ---------------------------------------------------------------------------
 // Storage
 
 async function findOwn(ctx: WriteContext, id: string): Promise<TokenRow> {
-  const notFound = () => new ProblemError('resource_not_found', `No personal access token '${id}'`, { id });
-  if (!ID_PATTERN.test(id)) throw notFound();
+  const notFound = () => notFoundIn(PAT_SUBJECT, id);
+  if (!isId(id)) throw notFound();
   const row = await ctx.db.selectFrom('access_tokens').select([...COLUMNS])
     .where('id', '=', id).where('team_id', '=', ctx.teamId).where('member_id', '=', ctx.principal.memberId).where('kind', '=', 'pat')
     .executeTakeFirst();
@@ -402,23 +417,23 @@ async function list(ctx: WriteContext, query: URLSearchParams): Promise<OpResult
 
 export const patRoutes: CustomRoute[] = [
   {
-    method: 'POST', path: PAT_RESOURCE, scope: { resource: PAT_RESOURCE, action: 'write' }, ownRecords: true, write: true,
+    method: 'POST', path: PAT_RESOURCE, scope: { resource: PAT_RESOURCE, action: 'write' }, ownRecords: true, write: true, subject: PAT_SUBJECT,
     run: (ctx, { body }) => create(ctx, body),
   },
   {
-    method: 'GET', path: PAT_RESOURCE, scope: { resource: PAT_RESOURCE, action: 'read' }, ownRecords: true, write: false,
+    method: 'GET', path: PAT_RESOURCE, scope: { resource: PAT_RESOURCE, action: 'read' }, ownRecords: true, write: false, subject: PAT_SUBJECT,
     run: (ctx, { query }) => list(ctx, query),
   },
   {
-    method: 'GET', path: `${PAT_RESOURCE}/{id}`, scope: { resource: PAT_RESOURCE, action: 'read' }, ownRecords: true, write: false,
+    method: 'GET', path: `${PAT_RESOURCE}/{id}`, scope: { resource: PAT_RESOURCE, action: 'read' }, ownRecords: true, write: false, subject: PAT_SUBJECT,
     run: async (ctx, { params }) => ({ status: 200, body: present(await findOwn(ctx, params.id!), ctx.now) }),
   },
   {
-    method: 'PATCH', path: `${PAT_RESOURCE}/{id}`, scope: { resource: PAT_RESOURCE, action: 'write' }, ownRecords: true, write: true,
+    method: 'PATCH', path: `${PAT_RESOURCE}/{id}`, scope: { resource: PAT_RESOURCE, action: 'write' }, ownRecords: true, write: true, subject: PAT_SUBJECT,
     run: (ctx, { params, body }) => update(ctx, params.id!, body),
   },
   {
-    method: 'DELETE', path: `${PAT_RESOURCE}/{id}`, scope: { resource: PAT_RESOURCE, action: 'delete' }, ownRecords: true, write: true,
+    method: 'DELETE', path: `${PAT_RESOURCE}/{id}`, scope: { resource: PAT_RESOURCE, action: 'delete' }, ownRecords: true, write: true, subject: PAT_SUBJECT,
     run: (ctx, { params }) => revoke(ctx, params.id!),
   },
 ];

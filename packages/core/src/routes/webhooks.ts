@@ -4,7 +4,7 @@ import type { OpResult } from '../services/engine';
 import type { Rec } from '../resources/define-resource';
 import { ProblemError } from '../errors/problem';
 import { iso } from '../clock/index';
-import { ID_PATTERN } from '../ids/index';
+import { notFoundIn } from '../http/routes';
 import { announce } from '../services/records';
 import { materialize, EXPAND_ROW_BUDGET } from '../services/serialize';
 import { newWebhookSecret } from '../resources/webhook.resource';
@@ -25,8 +25,8 @@ export const WEBHOOK_USER_AGENT = 'Service-Webhooks/2.0';
 
 async function findWebhook(ctx: ReadContext, id: string, lock = false): Promise<Rec> {
   const res = ctx.registry.get('webhook');
-  const rec = ID_PATTERN.test(id) ? await ctx.repo.get(res, ctx.teamId, id, { lock }) : undefined;
-  if (!rec) throw new ProblemError('resource_not_found', `No webhook '${id}'`, { id });
+  const rec = await ctx.repo.get(res, ctx.teamId, id, { lock });
+  if (!rec) throw notFoundIn('webhook', id);
   return rec;
 }
 
@@ -149,15 +149,15 @@ async function deliveries(ctx: WriteContext, id: string, query: URLSearchParams)
 
 export const webhookRoutes: CustomRoute[] = [
   {
-    method: 'POST', path: 'webhooks/{id}/rotate-secret', scope: { resource: 'webhooks', action: 'write' }, permissions: ['manageWebhooks'], write: true,
+    method: 'POST', path: 'webhooks/{id}/rotate-secret', scope: { resource: 'webhooks', action: 'write' }, write: true, subject: 'webhook',
     run: (ctx, { params }) => rotateSecret(ctx, params.id!),
   },
   {
-    method: 'POST', path: 'webhooks/{id}/test', scope: { resource: 'webhooks', action: 'write' }, write: false,
+    method: 'POST', path: 'webhooks/{id}/test', scope: { resource: 'webhooks', action: 'write' }, write: false, subject: 'webhook',
     run: (ctx, { params }) => testDelivery(ctx, params.id!),
   },
   {
-    method: 'GET', path: 'webhooks/{id}/deliveries', scope: { resource: 'webhooks', action: 'read' }, write: false,
+    method: 'GET', path: 'webhooks/{id}/deliveries', scope: { resource: 'webhooks', action: 'read' }, write: false, subject: 'webhook',
     run: (ctx, { params, query }) => deliveries(ctx, params.id!, query),
   },
 ];

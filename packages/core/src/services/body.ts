@@ -1,6 +1,10 @@
 import { validationError, ProblemError, type FieldError } from '../errors/problem';
 import type { Resource } from '../resources/define-resource';
 import { parseInstant } from '../query/parse';
+import { OversizedArray, clip } from '../http/body';
+
+/** Spec "Limits": a bulk write (a replace-the-set array) holds at most 150 items. */
+export const BULK_MAX = 150;
 
 export interface PreparedBody {
   /** Column-backed values, in engine form (timestamps in ms). */
@@ -31,8 +35,21 @@ export function prepareBody(res: Resource, body: unknown, op: 'create' | 'update
   const relations: Record<string, string[]> = {};
   let expectedUpdatedAt: number | undefined;
   const seen = new Set<string>();
+  const entries = Object.entries(body);
 
-  for (const [rawKey, raw] of Object.entries(body)) {
+  // Replace-the-set arrays are measured before anything looks at their elements (spec "Limits": 150 items).
+  for (const [rawKey, raw] of entries) {
+    const key = res.retiredFieldNames[rawKey] ?? rawKey;
+    const def = res.fields[key];
+    if (!def?.relation || def.mode === 'readOnly') continue;
+    const received = raw instanceof OversizedArray || Array.isArray(raw) ? raw.length : 0;
+    const max = def.maxItems ?? BULK_MAX;
+    if (received > max) {
+      throw new ProblemError('bulk_too_large', `${key} holds ${received} ids; a bulk write takes at most ${max}`, { field: key, max, received });
+    }
+  }
+
+  for (const [rawKey, raw] of entries) {
     if (op === 'update' && rawKey === 'expectedUpdatedAt') {
       const ms = typeof raw === 'string' ? parseInstant(raw) : undefined;
       if (ms === undefined) errors.push({ field: rawKey, code: 'invalid_timestamp', message: 'must be the ISO 8601 updatedAt you last read' });
@@ -43,7 +60,7 @@ export function prepareBody(res: Resource, body: unknown, op: 'create' | 'update
     const def = res.fields[key];
     if (!def && res.extraResponseFields?.includes(key)) continue;
     if (!def) {
-      errors.push({ field: rawKey, code: 'unrecognized_key', message: `${res.path} has no writable field '${rawKey}'` });
+      errors.push({ field: rawKey, code: 'unrecognized_key', message: `${res.path} has no writable field '${clip(rawKey, 100)}'` });
       continue;
     }
     // A retired name and its current name together: the current one wins.
@@ -52,6 +69,10 @@ export function prepareBody(res: Resource, body: unknown, op: 'create' | 'update
     seen.add(key);
     if (def.mode === 'readOnly' || !def.schema) continue;
     if (op === 'create' && def.mode === 'updateOnly') continue;
+    if (raw instanceof OversizedArray) {
+      errors.push({ field: key, code: 'too_big', message: `holds ${raw.length} items, more than this field allows` });
+      continue;
+    }
     const r = def.schema.safeParse(raw);
     if (!r.success) {
       for (const issue of r.error.issues) {

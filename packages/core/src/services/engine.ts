@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { ProblemError } from '../errors/problem';
+import { ProblemError, validationError } from '../errors/problem';
 import { iso } from '../clock/index';
 import type { Rec, Resource } from '../resources/define-resource';
 import { Repo, execShaped } from '../sql/repo';
@@ -8,6 +8,7 @@ import { encodeCursor } from '../query/cursor';
 import { parseListQuery, parseReadQuery } from '../query/parse';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
+import { clip, OversizedArray } from '../http/body';
 import { newRecord } from './records';
 import { materialize, toResponse, assertExpandReadable, EXPAND_ROW_BUDGET } from './serialize';
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
@@ -197,7 +198,7 @@ export class Engine {
     const found = await ctx.repo.getMany(target, ctx.teamId, ids);
     if (found.length !== ids.length) {
       const have = new Set(found.map((f) => f.id));
-      const missing = ids.filter((i) => !have.has(i));
+      const missing = ids.filter((i) => !have.has(i)).map((i) => clip(i, 100));
       if (rel.notFoundCode) throw new ProblemError(rel.notFoundCode, `${relation} holds ids that are not in this workspace`, { missing, relation });
       throw new ProblemError('m2m_target_not_found', `${missing.length} id(s) of '${relation}' do not exist in this workspace`, {
         missing, relation, ...(field ? { field } : {}),
@@ -314,7 +315,9 @@ export class Engine {
     if (!current) throw notFound(res, id);
     await ctx.access.assertRecord(res, current);
     await res.hooks?.beforeDelete?.(ctx, current);
-    const payload = await this.payloadOf(ctx, res, current);
+    // The payload is the resource as it now is (spec Events, "Body envelope"): a trashed row with purgeAt and deletedById set; a destroyed one as it was last.
+    let payload: Record<string, unknown>;
+    let removed = current;
     if (res.softDelete) {
       const actor = await ctx.actor();
       const now = ctx.stamp(current.updatedAt as number);
@@ -322,10 +325,13 @@ export class Engine {
         purgeAt: ctx.now + SOFT_DELETE_RETENTION_MS, deletedById: ctx.principal.memberId,
         updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type,
       });
+      removed = (await ctx.repo.get(res, ctx.teamId, id, { includeTrashed: true }))!;
+      payload = await this.payloadOf(ctx, res, removed);
     } else {
+      payload = await this.payloadOf(ctx, res, current);
       await this.destroy(ctx, res, current);
     }
-    this.event(ctx, res, 'removed', current, payload);
+    this.event(ctx, res, 'removed', removed, payload);
     return { status: 204 };
   }
 
@@ -370,19 +376,7 @@ export class Engine {
     const rel = res.relations![relation]!;
     if (!rel.supported) throw new ProblemError('m2m_not_supported', `${res.path} does not support '${relationPath}' yet`, { relation: relationPath });
     parseReadQuery(query, res, ctx.registry);
-    const raw = (body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).ids : undefined);
-    if (raw === undefined || raw === null || (Array.isArray(raw) && raw.length === 0)) {
-      throw new ProblemError('batch_empty', 'ids must be a non-empty array of ids');
-    }
-    if (!Array.isArray(raw) || raw.some((x) => typeof x !== 'string')) {
-      throw new ProblemError('validation_failed', 'ids must be an array of id strings', {
-        errors: [{ field: 'ids', code: 'invalid_type', message: 'must be an array of id strings' }],
-      });
-    }
-    const ids = [...new Set(raw as string[])];
-    if (raw.length > rel.max) {
-      throw new ProblemError('batch_too_large', `At most ${rel.max} ids per request`, { max: rel.max, received: raw.length });
-    }
+    const ids = relationIds(body, rel.max);
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
     if (!current) throw notFound(res, id);
     await ctx.access.assertRecord(res, current);
@@ -478,8 +472,36 @@ export class Engine {
   }
 }
 
+/**
+ * The body of a sub-resource request, `{"ids": [...]}`, validated exactly
+ * (spec rule 13: purpose-built operation bodies): no other key, a non-empty
+ * array (`batch_empty`) of at most `max` ids (`batch_too_large`, measured
+ * before any element is looked at), each an id string.
+ */
+function relationIds(body: unknown, max: number): string[] {
+  if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+    throw validationError([{ field: '', code: 'invalid_type', message: 'the body must be a JSON object {"ids": [...]}' }]);
+  }
+  const o = (body ?? {}) as Record<string, unknown>;
+  const unknown = Object.keys(o).filter((k) => k !== 'ids');
+  if (unknown.length) {
+    throw validationError(unknown.map((k) => ({ field: k, code: 'unrecognized_key', message: 'a sub-resource body holds only ids' })));
+  }
+  const raw = o.ids;
+  if (raw === undefined || raw === null || (Array.isArray(raw) && raw.length === 0)) {
+    throw new ProblemError('batch_empty', 'ids must be a non-empty array of ids');
+  }
+  if (raw instanceof OversizedArray || (Array.isArray(raw) && raw.length > max)) {
+    throw new ProblemError('batch_too_large', `At most ${max} ids per request`, { max, received: raw.length });
+  }
+  if (!Array.isArray(raw) || raw.some((x) => typeof x !== 'string')) {
+    throw validationError([{ field: 'ids', code: 'invalid_type', message: 'must be an array of id strings' }]);
+  }
+  return [...new Set(raw as string[])];
+}
+
 function notFound(res: Resource, id: string): ProblemError {
-  return new ProblemError('resource_not_found', `No ${res.name} '${id}'`, { id });
+  return new ProblemError('resource_not_found', `No ${res.name} '${clip(id, 100)}'`, { id: clip(id, 100) });
 }
 
 function projectIdOf(res: Resource, rec: Rec): string | null {

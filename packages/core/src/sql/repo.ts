@@ -87,6 +87,8 @@ export class Repo {
 
   /** One row by id. Trashed rows only with `includeTrashed`; `lock` takes a row lock where the dialect has them. */
   async get(res: Resource, teamId: string, id: string, opts: { includeTrashed?: boolean; lock?: boolean } = {}): Promise<Rec | undefined> {
+    // A string no id can be (a path segment like `%00`) is simply not found: no statement runs.
+    if (!res.isId(id)) return undefined;
     const live = res.softDelete && !opts.includeTrashed;
     const lock = !!opts.lock && this.dialect.capabilities.forUpdate;
     const r = await execShaped<Record<string, unknown>>(this.db, this.dialect.name, `get:${res.table}:${live}:${lock}`, [id, teamId], () => {
@@ -112,6 +114,7 @@ export class Repo {
       for (let i = 0; i < ids.length; i += CHUNK) out.push(...(await this.getMany(res, teamId, ids.slice(i, i + CHUNK), extra)));
       return out;
     }
+    ids = ids.filter((id) => res.isId(id));
     if (ids.length === 0) return [];
     let q = this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId).where('id', 'in', ids as string[]);
     if (res.softDelete) q = q.where('purge_at', 'is', null);
