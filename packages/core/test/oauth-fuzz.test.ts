@@ -30,3 +30,29 @@ describe('OAuth 2.1: any input to /oauth/token and /oauth/authorize answers belo
     await api.close();
   });
 });
+
+/** Issue "Hardening": the work of a token or consent request is bounded, whatever the form holds. */
+describe('OAuth 2.1: large forms are refused before they are parsed', () => {
+  it('a 4 MiB form of distinct keys, or one over 16 KiB, answers invalid_request at once', async () => {
+    const store = await openSqliteStore();
+    const api = await createPmapi({
+      store, clock: fakeClock(), rateLimiter: false,
+      oauth: { issuer: 'http://127.0.0.1:9', currentMember: () => null, signInUrl: (r) => `/sign-in?r=${encodeURIComponent(r)}`, tokenRateLimit: false },
+    });
+    const form = (n: number) => Array.from({ length: n }, (_, i) => `k${i}=1`).join('&');
+    const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+    for (const body of [form(450_000), form(2_500)]) {
+      const token = await api.oauth!.handle({ method: 'POST', url: '/oauth/token', headers, body, remoteAddress: '127.0.0.1' });
+      expect(token.status).toBe(400);
+      expect(JSON.parse(token.body!)).toMatchObject({ error: 'invalid_request' });
+      expect(token.body!.length).toBeLessThan(1024);
+      const consent = await api.oauth!.handle({ method: 'POST', url: '/oauth/authorize', headers, body, remoteAddress: '127.0.0.1' });
+      expect(consent.status).toBe(400);
+      expect(consent.body!.length).toBeLessThan(64 * 1024);
+    }
+    // Under the bound, a repeated parameter is still found (in one pass).
+    const repeated = await api.oauth!.handle({ method: 'POST', url: '/oauth/token', headers, body: `${form(1_000)}&k999=2`, remoteAddress: '127.0.0.1' });
+    expect(JSON.parse(repeated.body!)).toMatchObject({ error: 'invalid_request', error_description: 'k999 is repeated' });
+    await api.close();
+  });
+});

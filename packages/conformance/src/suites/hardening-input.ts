@@ -223,6 +223,28 @@ export function hardeningInputSuite(factory: StoreFactory): void {
     });
   });
 
+  describe(`[${factory.name}] v3 Authentication rule 1: exactly one Authorization header`, () => {
+    let h: Harness;
+    beforeAll(async () => {
+      h = await harness(factory);
+    });
+    afterAll(() => h.close());
+
+    it('two Authorization headers are refused with 401, never resolved by using the first', async () => {
+      for (const pair of [[h.a.owner.token, h.b.owner.token], [h.a.owner.token, h.a.owner.token], [h.a.owner.token, 'nope']]) {
+        const res = await h.api.handle({
+          method: 'GET', url: '/api/v3/projects', remoteAddress: '127.0.0.1',
+          headers: { authorization: pair.map((t) => `Bearer ${t}`) },
+        });
+        expect(res.status).toBe(401);
+        expect(JSON.parse(res.body!).code).toBe('unauthorized');
+        expect(res.headers['WWW-Authenticate'] ?? res.headers['www-authenticate']).toBe('Bearer');
+      }
+      const one = await h.api.handle({ method: 'GET', url: '/api/v3/projects', headers: { authorization: [`Bearer ${h.a.owner.token}`] } });
+      expect(one.status).toBe(200);
+    });
+  });
+
   describe(`[${factory.name}] v3 Standard operations rule 7: filter values and in-lists are bounded (invalid_query_param)`, () => {
     let h: Harness;
     beforeAll(async () => {

@@ -26,11 +26,16 @@ function invalidToken(): ProblemError {
 }
 
 /** Read the bearer credential from an Authorization header. */
-export function bearerOf(header: string | undefined): string {
+export function bearerOf(header: string | readonly string[] | undefined): string {
+  // Two Authorization headers are refused, never resolved by picking one (a front end passes repeats as an array).
+  if (Array.isArray(header)) {
+    if (header.length > 1) throw new ProblemError('unauthorized', 'Send exactly one Authorization header', {}, { 'WWW-Authenticate': 'Bearer' });
+    header = header[0];
+  }
   if (!header) {
     throw new ProblemError('unauthorized', 'Send Authorization: Bearer <token>', {}, { 'WWW-Authenticate': 'Bearer' });
   }
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header as string);
   if (!m) throw new ProblemError('unauthorized', 'Only Authorization: Bearer <token> is accepted', {}, { 'WWW-Authenticate': 'Bearer' });
   return m[1]!;
 }

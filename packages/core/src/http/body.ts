@@ -216,31 +216,51 @@ const isWellFormed: (s: string) => boolean = typeof (String.prototype as { isWel
   ? (s) => (s as unknown as { isWellFormed(): boolean }).isWellFormed()
   : (s) => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
 
+/** Where a value sits: its parent's place and its own key or index (a path is built only for an error). */
+interface Place {
+  parent: Place | null;
+  step: Step;
+  depth: number;
+}
+
+function stepsOf(place: Place | null): Step[] {
+  const out: Step[] = [];
+  for (let p = place; p; p = p.parent) out.push(p.step);
+  return out.reverse();
+}
+
 /** Refuse too-deep values (small bodies skip the scan), lone surrogates and NUL, naming the field. Iterative. */
 function check(root: unknown): void {
-  const stack: [unknown, Step[]][] = [[root, []]];
+  const stack: [unknown, Place | null][] = [[root, null]];
   while (stack.length) {
-    const [v, path] = stack.pop()!;
-    if (path.length >= MAX_BODY_DEPTH && v !== null && typeof v === 'object') {
-      throw refused('too_deep', path, `nests deeper than ${MAX_BODY_DEPTH} levels`, `The body nests deeper than ${MAX_BODY_DEPTH} levels`);
+    const [v, place] = stack.pop()!;
+    const depth = place ? place.depth : 0;
+    if (typeof v === 'string') {
+      checkString(v, place);
+      continue;
     }
-    if (typeof v === 'string') checkString(v, path);
-    else if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) stack.push([v[i], [...path, i]]);
-    } else if (v !== null && typeof v === 'object' && !(v instanceof OversizedArray)) {
+    if (v === null || typeof v !== 'object' || v instanceof OversizedArray) continue;
+    if (depth >= MAX_BODY_DEPTH) {
+      throw refused('too_deep', stepsOf(place), `nests deeper than ${MAX_BODY_DEPTH} levels`, `The body nests deeper than ${MAX_BODY_DEPTH} levels`);
+    }
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push([v[i], { parent: place, step: i, depth: depth + 1 }]);
+    } else {
       for (const k of Object.keys(v)) {
-        checkString(k, [...path, k]);
-        stack.push([(v as Record<string, unknown>)[k], [...path, k]]);
+        const child: Place = { parent: place, step: k, depth: depth + 1 };
+        checkString(k, child);
+        stack.push([(v as Record<string, unknown>)[k], child]);
       }
     }
   }
 }
 
-function checkString(s: string, path: Step[]): void {
+function checkString(s: string, place: Place | null): void {
   if (s.includes('\u0000')) {
-    throw refused('nul_character', path, 'strings may not contain U+0000', 'Strings in the body may not contain NUL characters');
+    throw refused('nul_character', stepsOf(place), 'strings may not contain U+0000', 'Strings in the body may not contain NUL characters');
   }
   if (!isWellFormed(s)) {
+    const path = stepsOf(place);
     throw refused('ill_formed_unicode', path, 'holds a lone surrogate (ill-formed Unicode)', `${fieldPath(path) || 'The body'}: strings must be well-formed Unicode`);
   }
 }

@@ -159,7 +159,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
         }
       });
       const now = engine.config.clock.now();
-      const principal = await authenticate(store.db, store.dialect, bearerOf(header(req, 'authorization')), now, o.permissionsOf);
+      const principal = await authenticate(store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf);
       principal.clientIp = o.clientIp ? o.clientIp(req) : req.remoteAddress;
       if (o.limiter) Object.assign(extra, await o.limiter.check({ tokenId: principal.tokenId, method, clientIp: principal.clientIp, now }));
       if (segs.length === 0) throw new ProblemError('route_not_found', 'Name a resource: /api/v3/{resource}');

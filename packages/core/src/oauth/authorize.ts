@@ -7,6 +7,7 @@ import { issueCode } from './grants/code';
 import { memberState } from './grants/shared';
 import type { OAuthContext } from './context';
 import { AUTHORIZE_PATH } from './metadata';
+import { OAUTH_FORM_MAX } from './token';
 
 /** What a consent screen shows and must post back (`fields` as hidden inputs, plus a `decision` of `allow` or `deny`). */
 export interface ConsentView {
@@ -192,6 +193,7 @@ export async function handleAuthorize(ctx: OAuthContext, req: HttpRequest): Prom
     const i = req.url.indexOf('?');
     params = new URLSearchParams(i === -1 ? '' : req.url.slice(i + 1));
   } else if (method === 'POST') {
+    if (req.body !== undefined && req.body.length > OAUTH_FORM_MAX) return errorPage('invalid_request', `The form is larger than ${OAUTH_FORM_MAX} bytes`);
     const form = formOf(req);
     if (!form) return errorPage('invalid_request', 'Post the consent form as application/x-www-form-urlencoded');
     params = form;

@@ -21,6 +21,9 @@ export function oauthErrorResponse(err: OAuthError): HttpResponse {
   };
 }
 
+/** Largest form body the token and consent endpoints read (their parameters fit in a few hundred bytes). */
+export const OAUTH_FORM_MAX = 16 * 1024;
+
 function header(req: HttpRequest, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -72,10 +75,14 @@ export async function handleToken(ctx: OAuthContext, req: HttpRequest): Promise<
     }
     const ct = (header(req, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if (ct !== 'application/x-www-form-urlencoded') throw new OAuthError('invalid_request', 'Send the body as application/x-www-form-urlencoded');
+    // A token request is a handful of short parameters: a large form is refused before it is parsed.
+    if (req.body !== undefined && req.body.length > OAUTH_FORM_MAX) throw new OAuthError('invalid_request', `The form is larger than ${OAUTH_FORM_MAX} bytes`);
     const raw = req.body === undefined ? '' : typeof req.body === 'string' ? req.body : Buffer.from(req.body).toString('utf8');
     const form = new URLSearchParams(raw);
-    for (const k of new Set(form.keys())) {
-      if (form.getAll(k).length > 1) throw new OAuthError('invalid_request', `${k} is repeated`);
+    const seen = new Set<string>();
+    for (const k of form.keys()) {
+      if (seen.has(k)) throw new OAuthError('invalid_request', `${k.slice(0, 64)} is repeated`);
+      seen.add(k);
     }
     const grantType = form.get('grant_type');
     if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required');
