@@ -176,7 +176,8 @@ export function hardeningInputSuite(factory: StoreFactory): void {
     let h: Harness;
     let hookId: string;
     beforeAll(async () => {
-      h = await harness(factory);
+      // Test deliveries need a sender; this one answers without connecting anywhere.
+      h = await harness(factory, { api: () => ({ webhookSender: async () => ({ ok: true, status: 200, durationMs: 1, error: null }) }) });
       hookId = (await h.post('/webhooks', { url: 'https://hooks.example.com/x' })).body.id;
     });
     afterAll(() => h.close());
@@ -220,6 +221,20 @@ export function hardeningInputSuite(factory: StoreFactory): void {
 
     it('a real webhook id still works on the same routes', async () => {
       expect((await h.post(`/webhooks/${hookId}/rotate-secret`)).status).toBe(200);
+    });
+
+    it('Standard operations rule 13: test and rotate-secret take no body; one with keys is refused and changes nothing', async () => {
+      const before = (await h.post(`/webhooks/${hookId}/rotate-secret`, {})).body.secret;
+      expect(before).toMatch(/^whsec_/);
+      for (const path of [`/webhooks/${hookId}/rotate-secret`, `/webhooks/${hookId}/test`]) {
+        const r = await h.post(path, { secret: 'mine', notAField: 1 });
+        expectProblem(r, 400, 'validation_failed');
+        expect(r.body.errors.map((e: any) => e.field).sort()).toEqual(['notAField', 'secret']);
+        expectProblem(await h.req('POST', path, { raw: '[1]', headers: JSON_CT }), 400, 'validation_failed');
+      }
+      const again = await h.post(`/webhooks/${hookId}/rotate-secret`);
+      expect(again.status).toBe(200);
+      expect(again.body.secret).not.toBe(before);
     });
   });
 

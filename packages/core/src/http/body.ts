@@ -116,11 +116,13 @@ interface Level {
  * to refuse.
  */
 function scan(text: string): Span[] {
-  const stack: Level[] = [];
+  // One preallocated record per nesting level, reused: the scan allocates nothing per bracket.
+  const levels: Level[] = Array.from({ length: MAX_BODY_DEPTH + 1 }, () => ({ array: false, start: 0, commas: 0, expectKey: false, keyStart: -1, keyEnd: -1 }));
+  let depth = 0;
   const spans: Span[] = [];
   let values = 0;
-  /** Index in `stack` of the oversized array being skipped (-1: none). */
-  let skipping = -1;
+  /** Depth (1-based) of the oversized array being skipped (0: none). */
+  let skipping = 0;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -132,61 +134,70 @@ function scan(text: string): Span[] {
         if (d === 0x5c) i++;
         else if (d === 0x22) break;
       }
-      const top = stack[stack.length - 1];
-      if (top && !top.array && top.expectKey) {
-        top.expectKey = false;
-        top.keyStart = start;
-        top.keyEnd = i;
+      if (depth > 0) {
+        const top = levels[depth - 1]!;
+        if (!top.array && top.expectKey) {
+          top.expectKey = false;
+          top.keyStart = start;
+          top.keyEnd = i;
+        }
       }
       continue;
     }
     if (c === 0x5b || c === 0x7b) {
-      stack.push({ array: c === 0x5b, start: i, commas: 0, expectKey: c === 0x7b, keyStart: -1, keyEnd: -1 });
-      if (stack.length > MAX_BODY_DEPTH) {
-        throw refused('too_deep', pathOf(text, stack.slice(0, MAX_BODY_DEPTH)), `nests deeper than ${MAX_BODY_DEPTH} levels`, `The body nests deeper than ${MAX_BODY_DEPTH} levels`);
+      if (depth === MAX_BODY_DEPTH) {
+        throw refused('too_deep', pathOf(text, levels, depth), `nests deeper than ${MAX_BODY_DEPTH} levels`, `The body nests deeper than ${MAX_BODY_DEPTH} levels`);
       }
-      if (skipping < 0) values++;
+      const level = levels[depth++]!;
+      level.array = c === 0x5b;
+      level.start = i;
+      level.commas = 0;
+      level.expectKey = c === 0x7b;
+      level.keyStart = -1;
+      level.keyEnd = -1;
+      if (skipping === 0 && ++values > MAX_BODY_VALUES) throw tooManyValues();
       continue;
     }
     if (c === 0x5d || c === 0x7d) {
-      const top = stack.pop();
-      if (!top) return spans;
-      if (skipping === stack.length) {
+      if (depth === 0) return spans;
+      const top = levels[--depth]!;
+      if (skipping === depth + 1) {
         spans[spans.length - 1]!.end = i;
         spans[spans.length - 1]!.items = top.commas + 1;
-        skipping = -1;
+        skipping = 0;
       }
       continue;
     }
     if (c === 0x2c) {
-      const top = stack[stack.length - 1];
-      if (!top) continue;
+      if (depth === 0) continue;
+      const top = levels[depth - 1]!;
       top.commas++;
       if (top.array) {
-        if (skipping < 0 && top.commas >= MAX_ARRAY_ITEMS) {
-          skipping = stack.length - 1;
-          spans.push({ start: top.start, end: n - 1, items: 0, path: pathOf(text, stack) });
+        if (skipping === 0 && top.commas >= MAX_ARRAY_ITEMS) {
+          skipping = depth;
+          spans.push({ start: top.start, end: n - 1, items: 0, path: pathOf(text, levels, depth) });
         }
       } else {
         top.expectKey = true;
-        if (skipping < 0 && top.commas >= MAX_OBJECT_KEYS) {
-          throw refused('too_many_keys', pathOf(text, stack), `holds more than ${MAX_OBJECT_KEYS} keys`, `An object in the body holds more than ${MAX_OBJECT_KEYS} keys`);
+        if (skipping === 0 && top.commas >= MAX_OBJECT_KEYS) {
+          throw refused('too_many_keys', pathOf(text, levels, depth), `holds more than ${MAX_OBJECT_KEYS} keys`, `An object in the body holds more than ${MAX_OBJECT_KEYS} keys`);
         }
       }
-      if (skipping < 0 && ++values > MAX_BODY_VALUES) {
-        throw refused('too_many_values', [], `holds more than ${MAX_BODY_VALUES} values`, `The body holds more than ${MAX_BODY_VALUES} values`);
-      }
-      continue;
+      if (skipping === 0 && ++values > MAX_BODY_VALUES) throw tooManyValues();
     }
   }
   return spans;
 }
 
-/** The path of the innermost level of `stack`: keys of objects (decoded), indexes of arrays. */
-function pathOf(text: string, stack: readonly Level[]): Step[] {
+function tooManyValues(): ProblemError {
+  return refused('too_many_values', [], `holds more than ${MAX_BODY_VALUES} values`, `The body holds more than ${MAX_BODY_VALUES} values`);
+}
+
+/** The path of level `depth` (1-based): keys of the enclosing objects (decoded), indexes of the enclosing arrays. */
+function pathOf(text: string, levels: readonly Level[], depth: number): Step[] {
   const path: Step[] = [];
-  for (let d = 0; d < stack.length - 1; d++) {
-    const level = stack[d]!;
+  for (let d = 0; d < depth - 1; d++) {
+    const level = levels[d]!;
     if (level.array) path.push(level.commas);
     else {
       let key = '';

@@ -1,4 +1,4 @@
-import { ProblemError, problemBody } from '../errors/problem';
+import { ProblemError, problemBody, validationError } from '../errors/problem';
 import { errorCodes } from '../errors/codes';
 import { isId } from '../ids/index';
 import type { Resource } from '../resources/define-resource';
@@ -10,7 +10,7 @@ import { matchRoute, notFoundIn, type CustomRoute, type ExtraPermissions } from 
 import { grants, type ScopeAction } from '../auth/scopes';
 import { checkKey, fingerprintOf, once } from '../services/idempotency';
 import type { HttpRequest, HttpResponse } from './types';
-import { clip, parseJsonBody } from './body';
+import { clip, parseJsonBody, OversizedArray } from './body';
 
 export interface HandlerOptions {
   basePath: string;
@@ -55,6 +55,17 @@ type Op =
 const ACTION: Record<Op['kind'], ScopeAction> = {
   list: 'read', get: 'read', create: 'write', update: 'write', remove: 'delete', restore: 'delete', relation: 'write',
 };
+
+/** An operation without a body accepts none, or `{}`; anything else is refused naming what was sent. */
+function assertNoBody(body: unknown): void {
+  if (body === undefined) return;
+  if (body !== null && typeof body === 'object' && !Array.isArray(body) && !(body instanceof OversizedArray)) {
+    const keys = Object.keys(body);
+    if (keys.length === 0) return;
+    throw validationError(keys.map((k) => ({ field: k, code: 'unrecognized_key', message: 'this operation takes no body' })));
+  }
+  throw validationError([{ field: '', code: 'invalid_type', message: 'this operation takes no body' }]);
+}
 
 /** Longest request URL (path and query) handled. */
 export const MAX_URL_LENGTH = 16 * 1024;
@@ -212,10 +223,11 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       }
       authorize(principal, r.scope.resource, r.scope.action, r.permissions, r.ownRecords);
       const run = (ctx: WriteContextT, body: unknown) => {
+        if (r.noBody) assertNoBody(body);
         for (const id of Object.values(params)) if (!isId(id)) throw notFoundIn(r.subject ?? 'record', id);
         return r.run(ctx, { params, query, body });
       };
-      if (!r.write) return run(engine.writeContext(principal, store.db, []), undefined);
+      if (!r.write) return run(engine.writeContext(principal, store.db, []), r.noBody ? parseBody(req) : undefined);
       return runWrite(req, principal, run);
     }
     if (pathMatched) {

@@ -39,6 +39,8 @@ export interface CustomRoute {
    * route runs, so it never reaches storage.
    */
   subject?: string;
+  /** The operation takes no body (spec rule 13: validated exactly): only an absent body or `{}` is accepted. */
+  noBody?: boolean;
   run(ctx: WriteContext, args: RouteArgs): Promise<OpResult>;
 }
 

@@ -149,11 +149,11 @@ async function deliveries(ctx: WriteContext, id: string, query: URLSearchParams)
 
 export const webhookRoutes: CustomRoute[] = [
   {
-    method: 'POST', path: 'webhooks/{id}/rotate-secret', scope: { resource: 'webhooks', action: 'write' }, write: true, subject: 'webhook',
+    method: 'POST', path: 'webhooks/{id}/rotate-secret', scope: { resource: 'webhooks', action: 'write' }, write: true, subject: 'webhook', noBody: true,
     run: (ctx, { params }) => rotateSecret(ctx, params.id!),
   },
   {
-    method: 'POST', path: 'webhooks/{id}/test', scope: { resource: 'webhooks', action: 'write' }, write: false, subject: 'webhook',
+    method: 'POST', path: 'webhooks/{id}/test', scope: { resource: 'webhooks', action: 'write' }, write: false, subject: 'webhook', noBody: true,
     run: (ctx, { params }) => testDelivery(ctx, params.id!),
   },
   {
