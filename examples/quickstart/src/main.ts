@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { createPmapi } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
-import { toNodeHandler } from '@pmapi/http-node';
+import { applyServerDeadlines, toNodeHandler } from '@pmapi/http-node';
 import { createWebhookSender, createWebhookWorker } from '@pmapi/webhooks';
 import { seedDemo, demoNames } from './seed';
 import { demoSignIn, memberFromCookie } from './demo-sign-in';
@@ -42,7 +42,8 @@ async function main(): Promise<void> {
   let dispatch: http.RequestListener = (_req, res) => {
     res.writeHead(503, { 'retry-after': '1' }).end();
   };
-  const server = http.createServer((req, res) => dispatch(req, res));
+  // Header, request and keep-alive deadlines (http-node's defaults), checked every second.
+  const server = applyServerDeadlines(http.createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => dispatch(req, res)));
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const addr = server.address();
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : port}`;

@@ -1,9 +1,23 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { HttpRequest, HttpResponse, Pmapi } from '@pmapi/core';
 
 export interface NodeHandlerOptions {
   /** Largest request body accepted, in bytes (default 4 MiB); larger ones get 413. */
   bodyLimit?: number;
+  /**
+   * Deadline for the whole request body, from when the handler starts
+   * reading it (default 10 s). A body still arriving then is answered 408
+   * `request_timeout` and the connection is closed: a client trickling a
+   * byte every few seconds cannot hold a connection open.
+   */
+  bodyTimeoutMs?: number;
+  /**
+   * After a 413, how long the rest of an oversized body is read and dropped
+   * so the client can read the answer before the connection closes
+   * (default 2 s; at most `drainLimit` bytes, default 16 MiB).
+   */
+  drainTimeoutMs?: number;
+  drainLimit?: number;
   /**
    * Whether to believe `X-Forwarded-For`. `false` (default): the socket's
    * address. `true`: every proxy is trusted (leftmost address). A function:
@@ -12,6 +26,47 @@ export interface NodeHandlerOptions {
   trustProxy?: boolean | ((address: string) => boolean);
   /** Where v3 is mounted (default `/api/v3`); other paths go to `next` in middleware use, else 404. */
   basePath?: string;
+}
+
+/** Deadlines node:http enforces on the server itself (they cannot be set from a request listener). */
+export interface NodeServerOptions extends NodeHandlerOptions {
+  /** Time a client has to send the request line and headers (default 10 s; Node's own default is 60 s). */
+  headersTimeoutMs?: number;
+  /** Time a client has to send the whole request (default 30 s; Node's own default is 300 s). */
+  requestTimeoutMs?: number;
+  /** Idle time before a kept-alive connection is closed (default 5 s). */
+  keepAliveTimeoutMs?: number;
+}
+
+export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Set a server's header, request and keep-alive deadlines (for a server the
+ * application created itself). Node checks them every
+ * `connectionsCheckingInterval` (30 s unless given to `http.createServer`);
+ * {@link createNodeServer} sets that to 1 s.
+ */
+export function applyServerDeadlines(server: Server, o: NodeServerOptions = {}): Server {
+  const headers = o.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  server.headersTimeout = headers;
+  server.requestTimeout = Math.max(o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, headers);
+  server.keepAliveTimeout = o.keepAliveTimeoutMs ?? 5_000;
+  return server;
+}
+
+/**
+ * A node:http server serving pmapi with every deadline set: headers,
+ * whole request, body and keep-alive.
+ *
+ * @example
+ * createNodeServer(api).listen(3000, '127.0.0.1');
+ */
+export function createNodeServer(api: Parameters<typeof toNodeHandler>[0], o: NodeServerOptions = {}): Server {
+  const server = createServer({ connectionsCheckingInterval: 1_000 }, toNodeHandler(api, o));
+  return applyServerDeadlines(server, o);
 }
 
 type Next = (err?: unknown) => void;
@@ -46,7 +101,10 @@ function send(res: ServerResponse, out: HttpResponse): void {
  * app.use(toNodeHandler(api));   // Express: /api/v3/* answered, the rest passed on
  */
 export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<Pick<Pmapi, 'oauth'>>, o: NodeHandlerOptions = {}) {
-  const limit = o.bodyLimit ?? 4 * 1024 * 1024;
+  const limit = o.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const bodyTimeout = o.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+  const drainTimeout = o.drainTimeoutMs ?? 2_000;
+  const drainLimit = o.drainLimit ?? 16 * 1024 * 1024;
   const base = (o.basePath ?? '/api/v3').replace(/\/$/, '');
   return function pmapiHandler(req: IncomingMessage, res: ServerResponse, next?: Next): void {
     const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/';
@@ -54,18 +112,45 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     // The OAuth 2.1 server's paths (discovery, /oauth/authorize, /oauth/token), when `api.oauth` is mounted.
     const oauth = api.oauth?.owns(path) ? api.oauth : undefined;
     if (next && !oauth && path !== base && !path.startsWith(`${base}/`)) return next();
-    const tooLargeResponse = () => {
-      const out = api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit });
-      // Stop reading: the connection closes once the answer is out.
-      send(res, { ...out, headers: { ...out.headers, connection: 'close' } });
+
+    let answered = false;
+    let drained = 0;
+    let drainTimer: NodeJS.Timeout | undefined;
+    /**
+     * Answer before the body is read (413). The rest of the body is then read
+     * and dropped, for at most `drainTimeout` and `drainLimit` bytes: closing
+     * a socket with unread input resets it, and the client would lose the
+     * answer (it got 0 bytes before). No `Connection: close`, since Node would
+     * close at once: a body drained to its end leaves the connection usable.
+     */
+    const answerEarly = (out: HttpResponse) => {
+      answered = true;
+      clearTimeout(bodyTimer);
+      send(res, out);
+      const close = () => req.socket.destroy();
+      drainTimer = setTimeout(close, drainTimeout);
+      drainTimer.unref();
+      req.on('data', (c: Buffer) => {
+        drained += c.length;
+        if (drained > drainLimit) close();
+      });
+      req.on('end', () => clearTimeout(drainTimer));
+      req.resume();
     };
+    const tooLarge = () => answerEarly(api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit }));
+
+    // Two Authorization headers are refused, never resolved by using the first (Node keeps only the first in req.headers).
+    const authorization = req.headersDistinct?.authorization;
+    const headers = authorization && authorization.length > 1 ? { ...req.headers, authorization } : req.headers;
+
     const declared = Number(req.headers['content-length'] ?? 0);
+    let bodyTimer: NodeJS.Timeout | undefined;
     if (declared > limit) {
-      tooLargeResponse();
+      tooLarge();
       return;
     }
     const dispatch = (body: Buffer | undefined) => {
-      const request: HttpRequest = { method: req.method ?? 'GET', url, headers: req.headers, body, remoteAddress: clientAddress(req, o.trustProxy) };
+      const request: HttpRequest = { method: req.method ?? 'GET', url, headers, body, remoteAddress: clientAddress(req, o.trustProxy) };
       (oauth ? oauth.handle(request) : api.handle(request)).then(
         (out) => send(res, out),
         (err) => {
@@ -84,23 +169,32 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    let tooLarge = false;
+    bodyTimer = setTimeout(() => {
+      if (answered || req.readableEnded) return;
+      chunks.length = 0;
+      // A client that trickles bytes is not waited for: answer, then close once the answer is out.
+      answered = true;
+      send(res, { ...api.problem('request_timeout', `The body did not arrive within ${bodyTimeout} ms`, url, { timeoutMs: bodyTimeout }) });
+      setTimeout(() => req.socket.destroy(), 100).unref();
+    }, bodyTimeout);
+    bodyTimer.unref();
     req.on('data', (c: Buffer) => {
-      if (tooLarge) return;
+      if (answered) return;
       size += c.length;
       if (size > limit) {
-        tooLarge = true;
         chunks.length = 0;
-        tooLargeResponse();
+        tooLarge();
         return;
       }
       chunks.push(c);
     });
     req.on('error', () => {
       // The client went away; nothing to answer.
+      clearTimeout(bodyTimer);
     });
     req.on('end', () => {
-      if (tooLarge) return;
+      clearTimeout(bodyTimer);
+      if (answered) return;
       dispatch(chunks.length ? Buffer.concat(chunks) : undefined);
     });
   };

@@ -65,6 +65,7 @@ export const errorCodes = {
   // --- not shown in the spec: our design (docs/not-shown.md) ---
   route_not_found: { status: 404, title: 'Route not found', notShown: true },
   method_not_allowed: { status: 405, title: 'Method not allowed', notShown: true },
+  request_timeout: { status: 408, title: 'Request timeout', notShown: true },
   payload_too_large: { status: 413, title: 'Payload too large', notShown: true },
   unsupported_media_type: { status: 415, title: 'Unsupported media type', notShown: true },
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused', notShown: true },
