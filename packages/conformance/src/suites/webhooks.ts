@@ -119,6 +119,9 @@ export function webhooksSuite(factory: StoreFactory): void {
         'https://100.64.0.1/', 'https://0.0.0.0/', 'https://[::1]/', 'https://[::]/', 'https://[fe80::1]/', 'https://[fc00::1]/', 'https://[fd12:3456::1]/',
         'https://[::ffff:127.0.0.1]/', 'https://[::ffff:10.0.0.1]/', 'https://2130706433/', 'https://0x7f.0.0.1/', 'https://0177.0.0.1/', 'https://017700000001/',
         'https://[64:ff9b::7f00:1]/', 'https://224.0.0.1/',
+        // IPv4-compatible, 6to4 and Teredo forms (the delivery check once took ::7f00:1 for public).
+        'https://[::7f00:1]/', 'https://[::a9fe:a9fe]/', 'https://[::127.0.0.1]/', 'https://[2002:7f00:1::]/', 'https://[2002:a9fe:a9fe::1]/',
+        'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', 'https://[64:ff9b::a9fe:a9fe]/',
       ]) await refused({ url }, 'url');
       // Public literals and names pass (names are resolved and checked at delivery).
       await makeHook(h, { url: 'https://93.184.216.34/hook' });
