@@ -94,7 +94,8 @@ function send(res: ServerResponse, out: HttpResponse): void {
 /**
  * A node:http request listener — also usable as Express/Connect middleware —
  * that feeds pmapi's v3 handler. It owns transport concerns only: body
- * limits, the client address and the last-resort 500.
+ * limit (413) and deadline (408), two Authorization headers (401), the
+ * client address and the last-resort 500.
  *
  * @example
  * http.createServer(toNodeHandler(api)).listen(3000);
@@ -117,7 +118,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     let drained = 0;
     let drainTimer: NodeJS.Timeout | undefined;
     /**
-     * Answer before the body is read (413). The rest of the body is then read
+     * Answer before the body is read (413, 401). The rest of the body is then read
      * and dropped, for at most `drainTimeout` and `drainLimit` bytes: closing
      * a socket with unread input resets it, and the client would lose the
      * answer (it got 0 bytes before). No `Connection: close`, since Node would
@@ -127,6 +128,9 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
       answered = true;
       clearTimeout(bodyTimer);
       send(res, out);
+      // Nothing left to read (a body parser ran before us, or the body is in): no drain, and above all no
+      // timer that would destroy the kept-alive connection later, under whatever request it then carries.
+      if (req.readableEnded) return;
       const close = () => req.socket.destroy();
       drainTimer = setTimeout(close, drainTimeout);
       drainTimer.unref();
@@ -139,12 +143,19 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     };
     const tooLarge = () => answerEarly(api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit }));
 
-    // Two Authorization headers are refused, never resolved by using the first (Node keeps only the first in req.headers).
+    // Two Authorization headers are refused, never resolved by using the first (Node keeps only the first in
+    // req.headers). The core refuses an array too; answering here does not depend on it.
     const authorization = req.headersDistinct?.authorization;
     const headers = authorization && authorization.length > 1 ? { ...req.headers, authorization } : req.headers;
 
     const declared = Number(req.headers['content-length'] ?? 0);
     let bodyTimer: NodeJS.Timeout | undefined;
+    // (The OAuth endpoints answer any Authorization header themselves, in RFC 6749's error shape.)
+    if (!oauth && authorization && authorization.length > 1) {
+      const out = api.problem('unauthorized', 'Send exactly one Authorization header', url);
+      answerEarly({ ...out, headers: { ...out.headers, 'www-authenticate': 'Bearer' } });
+      return;
+    }
     if (declared > limit) {
       tooLarge();
       return;
@@ -174,7 +185,8 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
       chunks.length = 0;
       // A client that trickles bytes is not waited for: answer, then close once the answer is out.
       answered = true;
-      send(res, { ...api.problem('request_timeout', `The body did not arrive within ${bodyTimeout} ms`, url, { timeoutMs: bodyTimeout }) });
+      const out = api.problem('request_timeout', `The body did not arrive within ${bodyTimeout} ms`, url, { timeoutMs: bodyTimeout });
+      send(res, { ...out, headers: { ...out.headers, connection: 'close' } });
       setTimeout(() => req.socket.destroy(), 100).unref();
     }, bodyTimeout);
     bodyTimer.unref();
