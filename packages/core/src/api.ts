@@ -14,7 +14,7 @@ import type { HttpRequest, HttpResponse } from './http/types';
 import type { Principal } from './services/context';
 import { ProblemError, problemBody } from './errors/problem';
 import type { ErrorCode } from './errors/codes';
-import { builtinRolePermissions, permissionCatalog } from './auth/permissions';
+import { builtinRolePermissions, permissionCatalog, requiredPermissions } from './auth/permissions';
 import type { PermissionResolver } from './auth/tokens';
 import { routeTable, type CustomRoute, type RouteInfo, type ExtraPermissions } from './http/routes';
 import { createRateLimiter, type RateLimiter } from './limits/index';
@@ -82,14 +82,6 @@ export interface Pmapi {
   close(): Promise<void>;
 }
 
-/** Role permissions that standard operations need beyond their scope (spec "Authentication" rule 5). */
-const EXTRA_PERMISSIONS: Record<string, string[]> = {
-  'roles:write': ['manageRoles'],
-  'roles:delete': ['manageRoles'],
-  'webhooks:write': ['manageWebhooks'],
-  'webhooks:delete': ['manageWebhooks'],
-};
-
 async function loadSecret(store: SqlStore, ids: IdGenerator): Promise<Uint8Array> {
   const read = () => store.db.selectFrom('secrets').select('value').where('name', '=', 'cursor').executeTakeFirst();
   let row = await read();
@@ -130,7 +122,8 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     }
     return set;
   };
-  const extraPermissions: ExtraPermissions = (resource, action) => EXTRA_PERMISSIONS[`${resource}:${action}`] ?? [];
+  // Role permissions standard operations need beyond their scope (spec "Authentication" rule 5), as each resource declares them.
+  const extraPermissions: ExtraPermissions = (resource, action) => [...requiredPermissions(registry, resource, action)];
   const customRoutes: CustomRoute[] = [...builtinRoutes];
   const limiter = o.rateLimiter === undefined
     ? createRateLimiter(o.store.dialect.capabilities.multiProcess ? { store: 'database', sqlStore: o.store } : { store: 'memory' })

@@ -6,6 +6,7 @@ export * from './resources/index';
 export type { HttpRequest, HttpResponse } from './http/types';
 export { Admin, BUILTIN_ROLES, type WorkspaceInfo, type MemberInfo, type BuiltinRole } from './admin/admin';
 export { grants, isValidScope, SCOPE_MACROS } from './auth/scopes';
+export { builtinRolePermissions, permissionCatalog, requiredPermissions, SPECIAL_PERMISSIONS } from './auth/permissions';
 export type { Principal, ReadContext, WriteContext, PendingEvent, ActorType } from './services/context';
 export { insertRecord, patchRecord } from './services/records';
 export { MAX_LIMIT, DEFAULT_LIMIT, MAX_EXPAND_DEPTH } from './query/parse';

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { builtinResources, errorCodes, Registry } from '@pmapi/core';
+import { builtinResources, builtinRolePermissions, defineResource, errorCodes, Registry, requiredPermissions } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 
 // The spec's error table, kept in the repository as data (tests read nothing outside it).
@@ -70,5 +70,50 @@ describe('v3 Errors: one registry, matching the spec', () => {
       expect((def as { notShown?: boolean }).notShown, code).toBe(true);
       expect(notShown, code).toContain(`\`${code}\``);
     }
+  });
+});
+
+describe('resource registry: policy and project scoping are declared, not written into generic code', () => {
+  const src = fileURLToPath(new URL('../src/', import.meta.url));
+  const generic = ['services', 'query', 'http', 'sql', 'auth', 'routes'];
+
+  it('no generic file branches on a resource name', () => {
+    for (const dir of generic) {
+      for (const file of readdirSync(`${src}${dir}`).filter((f) => f.endsWith('.ts'))) {
+        const text = readFileSync(`${src}${dir}/${file}`, 'utf8');
+        expect(text, `${dir}/${file}`).not.toMatch(/\b(?:res|resource|target|r)\.(?:name|path|table) === '/);
+        // Per-resource lists (which roles hold what) belong in the declarations.
+        const paths = builtinResources.map((r) => r.path).join('|');
+        expect(text, `${dir}/${file}`).not.toMatch(new RegExp(`\\[\\s*'(?:${paths})',`));
+      }
+    }
+  });
+
+  it('built-in roles follow each declaration: a new resource states what regular and client hold', () => {
+    const widget = defineResource({
+      name: 'widget', path: 'widgets', table: 'widgets', softDelete: false, operations: { list: true },
+      fields: {}, filters: {}, defaultSort: 'createdAt', expand: {},
+      policy: { regular: ['read'], client: ['read'], requires: { write: ['manageWidgets'] } },
+    });
+    const quiet = defineResource({
+      name: 'gadget', path: 'gadgets', table: 'gadgets', softDelete: false, operations: { list: true },
+      fields: {}, filters: {}, defaultSort: 'createdAt', expand: {},
+    });
+    const registry = new Registry([...builtinResources, widget, quiet]);
+    expect(builtinRolePermissions('regular', registry)).toEqual(expect.arrayContaining(['widgets:read', 'gadgets:read', 'gadgets:write']));
+    expect(builtinRolePermissions('regular', registry)).not.toContain('widgets:write');
+    expect(builtinRolePermissions('client', registry)).toContain('widgets:read');
+    expect(builtinRolePermissions('client', registry).filter((p) => p.startsWith('gadgets:'))).toEqual([]);
+    expect(builtinRolePermissions('owner', registry)).toEqual(expect.arrayContaining(['widgets:delete', 'gadgets:delete', 'manageWebhooks']));
+    expect(requiredPermissions(registry, 'widgets', 'write')).toEqual(['manageWidgets']);
+    expect(requiredPermissions(registry, 'webhooks', 'delete')).toEqual(['manageWebhooks']);
+    expect(requiredPermissions(registry, 'webhooks', 'read')).toEqual([]);
+  });
+
+  it('the project and the rows of projects declare how project access applies', () => {
+    const registry = new Registry(builtinResources);
+    expect(registry.get('project').projectKey).toBe('id');
+    for (const name of ['task', 'list', 'status']) expect(registry.get(name).projectKey, name).toBe('projectId');
+    for (const name of ['portfolio', 'label', 'webhook', 'role']) expect(registry.get(name).projectKey, name).toBeUndefined();
   });
 });

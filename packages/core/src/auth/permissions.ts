@@ -24,29 +24,27 @@ export function permissionCatalog(registry: Registry): string[] {
   return out;
 }
 
-/** Resources a client (guest) may read, and the ones it may also write. */
-const CLIENT_READ = ['actors', 'members', 'portfolios', 'projects', 'statuses', 'lists', 'tasks', 'labels', 'webhooks'];
-const CLIENT_WRITE = ['tasks'];
-/** Resources a regular member may delete (besides reading and writing everything). */
-const REGULAR_DELETE = ['tasks', 'lists', 'statuses', 'labels'];
+const REGULAR_DEFAULT = ['read', 'write'] as const;
 
 /**
- * The permissions of the four built-in roles, derived from the catalog so a
- * resource added later is covered: owner and manager hold everything; a
- * regular member reads and writes every resource and deletes work items; a
- * client (guest) reads the project side and writes tasks.
+ * The permissions of the four built-in roles, from each resource's declared
+ * policy (`policy.regular`, `policy.client`), so a resource added later is
+ * covered by its own declaration: owner and manager hold everything; a
+ * regular member reads and writes every resource (and deletes where declared);
+ * a client (guest) holds only what a resource grants it.
  */
 export function builtinRolePermissions(role: string, registry: Registry): string[] {
-  const all = permissionCatalog(registry);
-  switch (role) {
-    case 'owner':
-    case 'manager':
-      return all;
-    case 'regular':
-      return all.filter((p) => p.endsWith(':read') || p.endsWith(':write') || REGULAR_DELETE.some((r) => p === `${r}:delete`));
-    case 'client':
-      return all.filter((p) => CLIENT_READ.some((r) => p === `${r}:read`) || CLIENT_WRITE.some((r) => p === `${r}:write`));
-    default:
-      return [];
+  if (role === 'owner' || role === 'manager') return permissionCatalog(registry);
+  if (role !== 'regular' && role !== 'client') return [];
+  const out: string[] = [];
+  for (const r of registry.all()) {
+    const actions = role === 'regular' ? r.policy?.regular ?? REGULAR_DEFAULT : r.policy?.client ?? [];
+    for (const a of ACTIONS) if (actions.includes(a)) out.push(`${r.path}:${a}`);
   }
+  return out;
+}
+
+/** Role permissions a standard operation needs beyond its scope, as the resource declares them. */
+export function requiredPermissions(registry: Registry, resourcePath: string, action: (typeof ACTIONS)[number]): readonly string[] {
+  return registry.byPath.get(resourcePath)?.policy?.requires?.[action] ?? [];
 }

@@ -36,6 +36,22 @@ export interface RelationDef {
   validate?: (ctx: WriteContext, parent: Rec, ids: string[]) => Promise<void>;
 }
 
+type Action = 'read' | 'write' | 'delete';
+
+/**
+ * Who may do what with a resource (spec "Authentication" rules 4-5): what the
+ * built-in roles hold beyond the defaults, and extra role permissions the
+ * standard operations need. Owner and manager hold every action.
+ */
+export interface ResourcePolicy {
+  /** Actions the built-in regular role holds (default read and write). */
+  regular?: readonly Action[];
+  /** Actions the built-in client (guest) role holds (default none). */
+  client?: readonly Action[];
+  /** Role permissions a standard action needs besides its scope (`{ write: ['manageWebhooks'] }`). */
+  requires?: Partial<Record<Action, readonly string[]>>;
+}
+
 /** A stored row in engine form: camelCase keys, JS values (timestamps as ms). */
 export type Rec = Record<string, unknown> & { id: string };
 
@@ -85,8 +101,12 @@ export interface ResourceSpec {
   defaultSortWithoutProject?: string;
   /** Bare list parameters besides filters (`projectId`, `scope`). */
   listParams?: Record<string, { values?: readonly string[]; field?: string }>;
-  /** Create needs a project (`project_not_specified`). */
+  /** Create needs a project (`project_not_specified`); the field also decides project access to its rows. */
   projectField?: string;
+  /** The resource is the project itself: project access is judged on its own id. */
+  projectContainer?: boolean;
+  /** Role policy; defaults described on {@link ResourcePolicy}. */
+  policy?: ResourcePolicy;
   expand: Record<string, ExpandDef>;
   relations?: Record<string, RelationDef>;
   /** Sub-route path segments (kebab) of relations, when they differ from the relation name. */
@@ -143,6 +163,10 @@ export interface Resource extends ResourceSpec {
   relationFields: Record<string, string>;
   /** Could this string be an id of this resource? Anything else is answered like an unknown id, without storage access. */
   isId(id: string): boolean;
+  /** The field holding the id of the project a row belongs to (`id` for the project itself); undefined: not project-scoped. */
+  projectKey?: string;
+  /** The project a row belongs to, for event envelopes (`projectId` where the resource has one). */
+  projectIdOf(rec: Rec): string | null;
 }
 
 const SORTABLE_KINDS = new Set<StorageKind>(['text', 'number', 'integer', 'boolean', 'timestamp']);
@@ -185,6 +209,7 @@ export function defineResource(spec: ResourceSpec): Resource {
     relationByPath[spec.relationPaths?.[name] ?? kebab(name)] = name;
   }
   for (const extra of spec.extraResponseFields ?? []) responseFields.add(extra);
+  const projectKey = spec.projectContainer ? 'id' : spec.projectField;
   // Lookup tables keyed by client input have no prototype: `constructor` or `__proto__` is just an unknown name.
   return {
     ...spec,
@@ -201,6 +226,11 @@ export function defineResource(spec: ResourceSpec): Resource {
     responseFields,
     relationFields: dict(relationFields),
     isId: spec.uuidIds ? isUuid : isId,
+    ...(projectKey ? { projectKey } : {}),
+    projectIdOf: (rec) => {
+      const v = rec[projectKey ?? 'projectId'];
+      return typeof v === 'string' ? v : null;
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-export { defineResource, commonFields, softDeleteFields, kebab, RANGE } from './define-resource';
+export { defineResource, commonFields, softDeleteFields, kebab, RANGE, type ResourcePolicy } from './define-resource';
 export type { Resource, ResourceSpec, ResourceHooks, FilterDef, FilterOp, ExpandDef, RelationDef, Rec, ColumnInfo } from './define-resource';
 export { f, customFieldsSchema, snakeCase, type FieldDef, type StorageKind, type WriteMode } from './fields';
 export { Registry } from './registry';

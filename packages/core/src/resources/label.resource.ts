@@ -8,6 +8,8 @@ import { f } from './fields';
  */
 export const labelResource = defineResource({
   name: 'label',
+  // Regular members delete labels too; clients read them.
+  policy: { regular: ['read', 'write', 'delete'], client: ['read'] },
   path: 'labels',
   table: 'labels',
   softDelete: false,

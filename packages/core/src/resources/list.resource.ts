@@ -11,6 +11,7 @@ const TWO_DAYS = 2 * 24 * 60 * 60 * 1000;
 /** Lists, and milestones when isMilestone is true (spec "List"). Hard-deleted. */
 export const listResource = defineResource({
   name: 'list',
+  policy: { regular: ['read', 'write', 'delete'], client: ['read'] },
   path: 'lists',
   table: 'lists',
   softDelete: false,

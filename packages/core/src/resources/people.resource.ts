@@ -6,6 +6,7 @@ import { roleHooks, ROLE_NAME_MAX, INITIAL_SCREEN_MAX } from '../auth/roles';
 /** GET /actors/{id}: who wrote a record (spec "Actor"). */
 export const actorResource = defineResource({
   name: 'actor',
+  policy: { client: ['read'] },
   path: 'actors',
   table: 'actors',
   softDelete: false,
@@ -27,6 +28,7 @@ export const actorResource = defineResource({
 /** GET /members and /members/{id}: the people of the workspace (fields not shown: docs/not-shown.md). */
 export const memberResource = defineResource({
   name: 'member',
+  policy: { client: ['read'] },
   path: 'members',
   table: 'members',
   softDelete: false,
@@ -62,6 +64,7 @@ export const memberResource = defineResource({
  */
 export const roleResource = defineResource({
   name: 'role',
+  policy: { requires: { write: ['manageRoles'], delete: ['manageRoles'] } },
   path: 'roles',
   table: 'roles',
   softDelete: false,

@@ -6,6 +6,7 @@ import { initialsOf, nextOrder, paletteColor, secondaryOf } from './rules';
 /** Portfolios (spec "Portfolio"): team-scoped groupings of projects, soft-deleted. */
 export const portfolioResource = defineResource({
   name: 'portfolio',
+  policy: { client: ['read'] },
   path: 'portfolios',
   table: 'portfolios',
   softDelete: true,

@@ -12,6 +12,8 @@ const COLUMN_KEYS = z.array(z.string().min(1).max(64)).max(100);
 /** Projects (spec "Project"): top-level containers, soft-deleted. */
 export const projectResource = defineResource({
   name: 'project',
+  policy: { client: ['read'] },
+  projectContainer: true,
   path: 'projects',
   table: 'projects',
   softDelete: true,

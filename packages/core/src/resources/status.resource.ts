@@ -10,6 +10,7 @@ import { patchRecord } from '../services/records';
  */
 export const statusResource = defineResource({
   name: 'status',
+  policy: { regular: ['read', 'write', 'delete'], client: ['read'] },
   path: 'statuses',
   table: 'statuses',
   softDelete: false,

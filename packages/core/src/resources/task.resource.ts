@@ -11,6 +11,8 @@ export const MOVE_SUBTREE_MAX = 200;
 /** Tasks and subtasks (spec "Task"). Project-scoped; deletes are permanent. */
 export const taskResource = defineResource({
   name: 'task',
+  // The one resource a client (guest) writes.
+  policy: { regular: ['read', 'write', 'delete'], client: ['read', 'write'] },
   path: 'tasks',
   table: 'tasks',
   softDelete: false,

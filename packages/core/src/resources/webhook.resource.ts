@@ -33,6 +33,8 @@ function checkEvents(ctx: WriteContext, events: unknown): void {
  */
 export const webhookResource = defineResource({
   name: 'webhook',
+  // Spec Webhook endpoints: manageWebhooks for create, update, delete and restore; reading needs only membership.
+  policy: { client: ['read'], requires: { write: ['manageWebhooks'], delete: ['manageWebhooks'] } },
   path: 'webhooks',
   table: 'webhooks',
   softDelete: true,

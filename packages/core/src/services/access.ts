@@ -74,7 +74,7 @@ export class ProjectAccess {
   /** Keep only the records (of a project, or of rows of projects) the caller may open. */
   async filterRecords(res: Resource, recs: Rec[]): Promise<Rec[]> {
     if (this.seesAll || recs.length === 0) return recs;
-    const field = res.name === 'project' ? 'id' : res.projectField;
+    const field = res.projectKey;
     if (!field) return recs;
     const open = await this.filterOpen(recs.map((r) => r[field]).filter((v): v is string => typeof v === 'string'));
     return recs.filter((r) => typeof r[field] !== 'string' || open.has(r[field] as string));
@@ -92,7 +92,7 @@ export class ProjectAccess {
 
   /** The check for a record of any resource: a project itself, or a row of a project. */
   async assertRecord(res: Resource, rec: Rec): Promise<void> {
-    if (res.name === 'project') {
+    if (res.projectContainer) {
       if (!(await this.canOpen(rec))) throw new ProblemError('project_access_denied', `You have no access to project ${rec.id}`, { projectId: rec.id });
     } else if (res.projectField && typeof rec[res.projectField] === 'string') {
       await this.assertProject(rec[res.projectField] as string);

@@ -111,11 +111,11 @@ export class Engine {
     const { plan } = parsed;
     assertExpandReadable(ctx, res, plan.expand);
     // Only projects the caller may open (and rows of them).
-    if (res.name === 'project' || (res.projectField && parsed.projectId === undefined)) {
+    if (res.projectContainer || (res.projectField && parsed.projectId === undefined)) {
       const ids = await ctx.access.accessibleIds();
       if (ids !== 'all') {
         if (ids.length === 0) parsed.none = true;
-        else plan.conditions.push({ column: res.name === 'project' ? 'id' : res.columnOf[res.projectField!]!, kind: 'text', op: 'in', value: ids });
+        else plan.conditions.push({ column: res.columnOf[res.projectKey!]!, kind: 'text', op: 'in', value: ids });
       }
     } else if (res.projectField && parsed.projectId !== undefined) {
       await ctx.access.assertProject(parsed.projectId);
@@ -169,7 +169,7 @@ export class Engine {
       type: `${res.name}.${action}`,
       aggregateType: res.name,
       aggregateId: rec.id,
-      projectId: projectIdOf(res, rec),
+      projectId: res.projectIdOf(rec),
       payload: { [res.name]: payload },
     });
   }
@@ -180,7 +180,7 @@ export class Engine {
         type: `${res.name}.${relation}.${change}`,
         aggregateType: res.name,
         aggregateId: rec.id,
-        projectId: projectIdOf(res, rec),
+        projectId: res.projectIdOf(rec),
         payload: { parentId: rec.id, relatedId, relation },
       });
     }
@@ -504,11 +504,6 @@ function notFound(res: Resource, id: string): ProblemError {
   return new ProblemError('resource_not_found', `No ${res.name} '${clip(id, 100)}'`, { id: clip(id, 100) });
 }
 
-function projectIdOf(res: Resource, rec: Rec): string | null {
-  if (res.name === 'project') return rec.id;
-  const v = rec.projectId;
-  return typeof v === 'string' ? v : null;
-}
 
 function fieldOfRelation(res: Resource, relation: string): string | undefined {
   for (const [field, rel] of Object.entries(res.relationFields)) if (rel === relation) return field;

@@ -52,7 +52,7 @@ export async function announce(ctx: WriteContext, res: Resource, rec: Rec, actio
     type: `${res.name}.${action}`,
     aggregateType: res.name,
     aggregateId: rec.id,
-    projectId: res.name === 'project' ? rec.id : typeof rec.projectId === 'string' ? rec.projectId : null,
+    projectId: res.projectIdOf(rec),
     payload: { [res.name]: payload },
   });
 }
