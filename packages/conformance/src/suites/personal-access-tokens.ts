@@ -197,6 +197,19 @@ export function personalAccessTokensSuite(factory: StoreFactory): void {
       problem(await h.get(`${P}?offset=2`, { token }), 400, 'pagination_param_unknown');
       problem(await h.get(`${P}?status=active`, { token }), 400, 'invalid_query_param');
       expect(ok(await h.get(`${P}?limit=500`, { token })).limit).toBe(200);
+      // One pagination for every list (issue "One declaration, one pipeline"): the same names, the same signed cursors.
+      for (const name of ['page_token', 'pageToken', 'starting_after']) {
+        problem(await h.get(`${P}?${name}=x`, { token }), 400, 'pagination_param_unknown');
+        problem(await h.get(`/tasks?${name}=x`, { token }), 400, 'pagination_param_unknown');
+      }
+      const [body, sig] = (first.nextCursor as string).split('.');
+      const forged = JSON.parse(Buffer.from(body!, 'base64url').toString('utf8'));
+      forged.b[0] = 0;
+      problem(await h.get(`${P}?cursor=${Buffer.from(JSON.stringify(forged)).toString('base64url')}.${sig}`, { token }), 400, 'cursor_invalid');
+      const tasks = ok(await h.get('/tasks?limit=1', { token }));
+      if (tasks.nextCursor) problem(await h.get(`${P}?cursor=${encodeURIComponent(tasks.nextCursor)}`, { token }), 400, 'cursor_invalid');
+      h.clock.advance(25 * 60 * 60 * 1000);
+      problem(await h.get(`${P}?cursor=${encodeURIComponent(first.nextCursor)}`, { token }), 400, 'cursor_invalid');
     });
 
     it('the routes need the personal-access-tokens scope (403 permission_denied naming it)', async () => {

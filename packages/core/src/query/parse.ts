@@ -3,11 +3,10 @@ import { ProblemError } from '../errors/problem';
 import type { FilterOp, Resource } from '../resources/define-resource';
 import type { Registry } from '../resources/registry';
 import type { StorageKind } from '../resources/fields';
-import { decodeCursor } from './cursor';
+import { invalidParam, PAGE_PARAMS, parsePageQuery, singleParams, unknownParam } from './page';
 import type { Condition, ExpandNode, ListPlan, SortPlan } from './plan';
 
-export const MAX_LIMIT = 200;
-export const DEFAULT_LIMIT = 50;
+export { MAX_LIMIT, DEFAULT_LIMIT } from './page';
 export const MAX_EXPAND_DEPTH = 4;
 const MAX_IN_VALUES = 200;
 /**
@@ -16,13 +15,6 @@ const MAX_IN_VALUES = 200;
  * pattern far below SQLite's 50,000-byte limit.
  */
 export const MAX_FILTER_VALUE = 1024;
-
-/** Names clients use for pagination in other APIs; we answer them with `pagination_param_unknown`. */
-const FOREIGN_PAGINATION = new Set([
-  'offset', 'page', 'pageSize', 'page_size', 'perPage', 'per_page', 'pageToken', 'page_token', 'after', 'before',
-  'skip', 'take', 'startingAfter', 'starting_after', 'endingBefore', 'ending_before', 'nextCursor', 'next_cursor',
-  'pageNumber', 'start', 'count', 'size',
-]);
 
 const OPS = new Set<FilterOp>(['eq', 'in', 'contains', 'startsWith', 'gt', 'gte', 'lt', 'lte', 'null', 'notNull']);
 
@@ -38,20 +30,7 @@ export interface ParsedList {
   none: boolean;
 }
 
-function invalid(name: string, allowed: unknown, detail?: string): ProblemError {
-  return new ProblemError('invalid_query_param', detail ?? `Query parameter '${name}' has a value outside the allowed set`, { name, allowed });
-}
-
-/** Split a query into a single value per name, refusing repeats. */
-function single(params: URLSearchParams): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const [k, v] of params) {
-    if (k.includes('\u0000') || v.includes('\u0000')) throw invalid(k, 'text without NUL characters', 'Query parameters may not contain NUL characters');
-    if (out.has(k)) throw invalid(k, 'a single value', `Query parameter '${k}' is given more than once`);
-    out.set(k, v);
-  }
-  return out;
-}
+const invalid = invalidParam;
 
 /** Parse a value of a filter according to the field's storage kind. */
 function parseValue(name: string, kind: StorageKind, raw: string): unknown {
@@ -152,24 +131,6 @@ export function parseFields(params: Map<string, string>, registry: Registry): Ma
   return out;
 }
 
-/** Parse `sort` into a plan; returns undefined when absent. */
-export function parseSort(raw: string | undefined, res: Resource): SortPlan | undefined {
-  if (raw === undefined) return undefined;
-  let s = raw.trim();
-  let desc = false;
-  const prefixed = s.startsWith('-');
-  const suffix = /:(asc|desc)$/.exec(s);
-  if (prefixed && suffix) throw invalid('sort', 'field, -field, field:asc or field:desc', "sort may use the '-' prefix or an ':asc'/':desc' suffix, not both");
-  if (prefixed) {
-    desc = true;
-    s = s.slice(1);
-  } else if (suffix) {
-    desc = suffix[1] === 'desc';
-    s = s.slice(0, -suffix[0].length);
-  }
-  return sortPlan(res, s, desc);
-}
-
 function sortPlan(res: Resource, field: string, desc: boolean): SortPlan {
   if (!res.sortFields.has(field)) {
     throw new ProblemError('sort_field_invalid', `${res.path} cannot be sorted by '${field}'`, {
@@ -178,10 +139,6 @@ function sortPlan(res: Resource, field: string, desc: boolean): SortPlan {
   }
   const def = res.fields[field]!;
   return { field, column: res.columnOf[field]!, desc, nullable: def.nullable, kind: def.kind };
-}
-
-function sortKeyOf(s: SortPlan): string {
-  return `${s.desc ? '-' : ''}${s.field}`;
 }
 
 export interface ParseListOptions {
@@ -195,7 +152,7 @@ export interface ParseListOptions {
 /** Turn a list request's query into a validated, frozen plan (spec "Standard operations" rules 3-8). */
 export function parseListQuery(query: URLSearchParams, o: ParseListOptions): ParsedList {
   const { res } = o;
-  const params = single(query);
+  const params = singleParams(query);
   const conditions: Condition[] = [];
   const fingerprint: string[] = [];
   let includeTrashed = false;
@@ -203,26 +160,8 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
   let none = false;
   const givenFilters = new Set<string>();
 
-  let limit = DEFAULT_LIMIT;
-  let includeTotal = false;
-
   for (const [k, v] of params) {
-    if (k === 'limit') {
-      if (!/^\d+$/.test(v) || Number(v) < 1) throw invalid('limit', '1-200', 'limit must be an integer from 1 to 200');
-      limit = Math.min(Number(v), MAX_LIMIT);
-      continue;
-    }
-    if (k === 'includeTotal') {
-      if (v !== 'true' && v !== 'false') throw invalid('includeTotal', ['true', 'false']);
-      includeTotal = v === 'true';
-      continue;
-    }
-    if (k === 'cursor' || k === 'sort' || k === 'expand' || k.startsWith('fields[')) continue;
-    if (FOREIGN_PAGINATION.has(k)) {
-      throw new ProblemError('pagination_param_unknown', `'${k}' is not a pagination parameter; use cursor, limit and sort`, {
-        name: k, allowed: ['cursor', 'limit', 'sort'],
-      });
-    }
+    if (PAGE_PARAMS.has(k) || k === 'expand' || k.startsWith('fields[')) continue;
     const lp = res.listParams?.[k];
     if (lp) {
       if (lp.values && !lp.values.includes(v)) throw invalid(k, lp.values);
@@ -233,8 +172,7 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
     const m = /^([A-Za-z][A-Za-z0-9]*)\[([A-Za-z]+)\]$/.exec(k);
     const fd = m ? res.filters[m[1]!] : undefined;
     if (!m || !fd) {
-      throw invalid(k, [...Object.keys(res.filters).map((n) => `${n}[…]`), ...Object.keys(res.listParams ?? {}), 'limit', 'cursor', 'sort', 'includeTotal', 'expand', 'fields[resource]'],
-        `Unknown query parameter '${k}' for ${res.path}`);
+      throw unknownParam(k, [...Object.keys(res.filters).map((n) => `${n}[…]`), ...Object.keys(res.listParams ?? {}), 'limit', 'cursor', 'sort', 'includeTotal', 'expand', 'fields[resource]'], res.path);
     }
     const name = m[1]!;
     const op = m[2] as FilterOp;
@@ -259,29 +197,18 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
   fingerprint.sort();
   const filterKey = createHash('sha256').update(fingerprint.join('&')).digest('base64url').slice(0, 22);
 
-  const defaultSortRaw = projectId === undefined && res.defaultSortWithoutProject ? res.defaultSortWithoutProject : res.defaultSort;
-  const requested = parseSort(params.get('sort'), res);
-  let sort = requested ?? sortPlan(res, defaultSortRaw.replace(/^-/, ''), defaultSortRaw.startsWith('-'));
-
-  let after: ListPlan['after'];
-  const rawCursor = params.get('cursor');
-  if (rawCursor !== undefined) {
-    const c = decodeCursor(rawCursor, o.cursorSecret, o.now);
-    if (c.r !== res.path || c.w !== o.teamId) throw new ProblemError('cursor_invalid', 'The cursor was issued by another endpoint');
-    if (requested && sortKeyOf(requested) !== c.s) {
-      throw new ProblemError('cursor_sort_mismatch', `The cursor was issued under sort '${c.s}', not '${sortKeyOf(requested)}'`, {
-        cursorSort: c.s, sort: sortKeyOf(requested),
-      });
-    }
-    if (c.f !== filterKey) throw new ProblemError('cursor_invalid', 'The cursor was issued under other filters');
-    if (!requested) sort = parseSort(c.s, res)!;
-    after = { value: c.b[0], id: String(c.b[1]) };
-  }
+  const defaultSort = projectId === undefined && res.defaultSortWithoutProject ? res.defaultSortWithoutProject : res.defaultSort;
+  const page = parsePageQuery(params, { endpoint: res.path, sorts: { fields: res.sortFields, default: defaultSort, resource: res.path } }, {
+    teamId: o.teamId, now: o.now, cursorSecret: o.cursorSecret, binding: filterKey,
+  });
+  const sort = sortPlan(res, page.sort!.field, page.sort!.desc);
 
   const expand = parseExpand(params.get('expand'), res, o.registry);
   const fields = parseFields(params, o.registry);
-  const plan: ListPlan = { resource: res, conditions, includeTrashed, sort, after, limit, includeTotal, expand, fields };
-  return { plan, sortKey: sortKeyOf(sort), filterKey, projectId, none };
+  const plan: ListPlan = {
+    resource: res, conditions, includeTrashed, sort, after: page.after, limit: page.limit, includeTotal: page.includeTotal, expand, fields,
+  };
+  return { plan, sortKey: page.sort!.key, filterKey, projectId, none };
 }
 
 function buildCondition(res: Resource, name: string, field: string, relation: string | undefined, op: FilterOp, raw: string, key: string): Condition {
@@ -329,7 +256,7 @@ function splitList(key: string, raw: string): string[] {
 
 /** Parse the read options of a single-resource request (`expand`, `fields[...]`); anything else is refused. */
 export function parseReadQuery(query: URLSearchParams, res: Resource, registry: Registry): { expand: ExpandNode; fields: Map<string, Set<string>> } {
-  const params = single(query);
+  const params = singleParams(query);
   for (const k of params.keys()) {
     if (k !== 'expand' && !k.startsWith('fields[')) throw invalid(k, ['expand', 'fields[resource]'], `Unknown query parameter '${k}'`);
   }

@@ -9,6 +9,7 @@ import { iso } from '../clock/index';
 import { isId } from '../ids/index';
 import { notFoundIn } from '../http/routes';
 import { OversizedArray, clip } from '../http/body';
+import { nextCursor, PAGE_PARAMS, parsePageQuery, singleParams, unknownParam, type PageSpec } from '../query/page';
 
 const PAT_SUBJECT = 'personal access token';
 
@@ -28,8 +29,6 @@ export const PAT_NAME_MAX = 100;
 const ACTIONS: readonly ScopeAction[] = ['read', 'write', 'delete'];
 const MACROS: ReadonlySet<string> = new Set(SCOPE_MACROS);
 const ISO = z.iso.datetime({ offset: true });
-const DEFAULT_LIMIT = 50;
-const MAX_LIMIT = 200;
 
 interface TokenRow {
   id: string;
@@ -322,96 +321,40 @@ async function revoke(ctx: WriteContext, id: string): Promise<OpResult> {
   return { status: 204 };
 }
 
-function invalidParam(name: string, allowed: unknown, detail?: string): ProblemError {
-  return new ProblemError('invalid_query_param', detail ?? `Query parameter '${name}' has a value outside the allowed set`, { name, allowed });
-}
-
-const FOREIGN_PAGINATION = new Set(['offset', 'page', 'pageSize', 'page_size', 'perPage', 'per_page', 'after', 'before', 'skip', 'take', 'startingAfter', 'nextCursor']);
-
-/** The list cursor: the owning member, the sort and the last row's (createdAt, id). Opaque to clients. */
-interface PatCursor {
-  m: string;
-  s: 'createdAt' | '-createdAt';
-  b: [number, string];
-}
-
-function encodeCursor(c: PatCursor): string {
-  return `pat1.${Buffer.from(JSON.stringify(c)).toString('base64url')}`;
-}
-
-function decodeCursor(raw: string, memberId: string): PatCursor {
-  const bad = () => new ProblemError('cursor_invalid', 'The cursor was not issued by this endpoint for this caller');
-  if (!raw.startsWith('pat1.') || raw.length > 1024) throw bad();
-  let c: PatCursor;
-  try {
-    c = JSON.parse(Buffer.from(raw.slice(5), 'base64url').toString('utf8')) as PatCursor;
-  } catch {
-    throw bad();
-  }
-  if (!c || c.m !== memberId || (c.s !== 'createdAt' && c.s !== '-createdAt') || !Array.isArray(c.b)
-    || !Number.isSafeInteger(c.b[0]) || Math.abs(c.b[0]) > 8.64e15 || typeof c.b[1] !== 'string' || !/^[0-9A-Za-z_!]{1,64}$/.test(c.b[1])) throw bad();
-  return c;
-}
-
-function parseSortParam(v: string): PatCursor['s'] {
-  const m = /^(-)?([A-Za-z]+)(?::(asc|desc))?$/.exec(v);
-  if (!m || (m[1] && m[3])) throw invalidParam('sort', ['createdAt', '-createdAt', 'createdAt:asc', 'createdAt:desc']);
-  if (m[2] !== 'createdAt') {
-    throw new ProblemError('sort_field_invalid', `Tokens sort by createdAt only, not '${m[2]}'`, { field: m[2], resource: PAT_RESOURCE, allowed: ['createdAt'] });
-  }
-  return m[1] || m[3] === 'desc' ? '-createdAt' : 'createdAt';
-}
+/** Tokens page like every list (one parser, signed cursors bound to the caller), newest first by default. */
+const PAT_PAGE: PageSpec = {
+  endpoint: PAT_RESOURCE,
+  sorts: { fields: new Set(['createdAt']), default: '-createdAt', resource: PAT_RESOURCE },
+};
 
 async function list(ctx: WriteContext, query: URLSearchParams): Promise<OpResult> {
-  const params = new Map<string, string>();
-  for (const [k, v] of query) {
-    if (params.has(k)) throw invalidParam(k, null, `Query parameter '${k}' is given more than once`);
-    params.set(k, v);
-  }
-  let limit = DEFAULT_LIMIT;
-  let includeTotal = false;
-  let sort: PatCursor['s'] | undefined;
-  let cursor: PatCursor | undefined;
-  for (const [k, v] of params) {
-    if (k === 'limit') {
-      if (!/^\d+$/.test(v) || Number(v) < 1) throw invalidParam('limit', '1-200', 'limit must be an integer from 1 to 200');
-      limit = Math.min(Number(v), MAX_LIMIT);
-    } else if (k === 'includeTotal') {
-      if (v !== 'true' && v !== 'false') throw invalidParam('includeTotal', ['true', 'false']);
-      includeTotal = v === 'true';
-    } else if (k === 'sort') sort = parseSortParam(v);
-    else if (k === 'cursor') cursor = decodeCursor(v, ctx.principal.memberId);
-    else if (FOREIGN_PAGINATION.has(k)) {
-      throw new ProblemError('pagination_param_unknown', `'${k}' is not a pagination parameter; use cursor, limit and sort`, { name: k, allowed: ['cursor', 'limit', 'sort'] });
-    } else throw invalidParam(k, ['limit', 'cursor', 'sort', 'includeTotal'], `Unknown query parameter '${k}' for ${PAT_RESOURCE}`);
-  }
-  if (cursor && sort && cursor.s !== sort) {
-    throw new ProblemError('cursor_sort_mismatch', `The cursor was issued under sort '${cursor.s}', not '${sort}'`, { cursorSort: cursor.s, sort });
-  }
-  const order = cursor?.s ?? sort ?? '-createdAt';
-  const desc = order === '-createdAt';
+  const params = singleParams(query);
+  for (const k of params.keys()) if (!PAGE_PARAMS.has(k)) throw unknownParam(k, ['limit', 'cursor', 'sort', 'includeTotal'], PAT_RESOURCE);
+  // A cursor is valid only for the member it was issued to.
+  const bind = { teamId: ctx.teamId, now: ctx.now, cursorSecret: ctx.cursorSecret, binding: ctx.principal.memberId };
+  const page = parsePageQuery(params, PAT_PAGE, bind);
+  const { desc, key } = page.sort!;
   const d = ctx.repo.dialect;
   const own = () => ctx.db.selectFrom('access_tokens')
     .where('team_id', '=', ctx.teamId).where('member_id', '=', ctx.principal.memberId).where('kind', '=', 'pat');
   let q = own().select([...COLUMNS]);
-  if (cursor) {
-    const at = d.encode('timestamp', cursor.b[0]);
-    const id = cursor.b[1];
+  if (page.after) {
+    if (typeof page.after.value !== 'number') throw new ProblemError('cursor_invalid', 'The cursor is not valid here: malformed');
+    const at = d.encode('timestamp', page.after.value);
+    const id = page.after.id;
     const cmp = desc ? '<' : '>';
     q = q.where((eb) => eb.or([eb('created_at', cmp, at), eb.and([eb('created_at', '=', at), eb('id', cmp, id)])]));
   }
   const dir = desc ? 'desc' : 'asc';
-  const rows = (await q.orderBy('created_at', dir).orderBy('id', dir).limit(limit + 1).execute()).map((r) => decodeRow(ctx, r));
-  const hasMore = rows.length > limit;
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  const out: Record<string, unknown> = {
-    data: page.map((t) => present(t, ctx.now)),
-    limit,
-    hasMore,
-    nextCursor: hasMore && last ? encodeCursor({ m: ctx.principal.memberId, s: order, b: [last.createdAt, last.id] }) : null,
-  };
-  if (includeTotal) out.total = Number((await own().select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const rows = (await q.orderBy('created_at', dir).orderBy('id', dir).limit(page.limit + 1).execute()).map((r) => decodeRow(ctx, r));
+  const hasMore = rows.length > page.limit;
+  const data = rows.slice(0, page.limit);
+  const last = data[data.length - 1];
+  const out: Record<string, unknown> = { data: data.map((t) => present(t, ctx.now)) };
+  if (page.includeTotal) out.total = Number((await own().select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  out.limit = page.limit;
+  out.hasMore = hasMore;
+  out.nextCursor = hasMore && last ? nextCursor(PAT_PAGE, bind, key, last.createdAt, last.id) : null;
   return { status: 200, body: out };
 }
 

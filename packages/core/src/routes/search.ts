@@ -8,7 +8,7 @@ import type { OpResult } from '../services/engine';
 import { materialize, assertExpandReadable, EXPAND_ROW_BUDGET } from '../services/serialize';
 import { parseListQuery } from '../query/parse';
 import type { ListPlan } from '../query/plan';
-import { decodeCursor, encodeCursor } from '../query/cursor';
+import { nextCursor as nextPageCursor, parsePageQuery, type PageSpec } from '../query/page';
 import { escapeLike } from '../sql/repo';
 
 /** Search `q` bounds (spec "Standard operations" rule 9, "Limits"), in characters (code points) after trimming. */
@@ -76,16 +76,19 @@ export function searchRoute(resourcePath: string, field: string): CustomRoute {
       assertExpandReadable(ctx, res, plan.expand);
       const binding = createHash('sha256').update(`${filterKey}\n${q}`).digest('base64url').slice(0, 22);
 
-      let after: [number, string, string] | undefined;
+      // The cursor goes through the one pagination parser, bound to this endpoint, q and the filters; ranked order has no sort key.
+      const bind = { teamId: ctx.teamId, now: ctx.now, cursorSecret: ctx.cursorSecret, binding };
+      const spec: PageSpec = { endpoint };
+      const cursorOnly = new Map<string, string>();
       const cursors = query.getAll('cursor');
       if (cursors.length > 1) throw new ProblemError('invalid_query_param', "Query parameter 'cursor' is given more than once", { name: 'cursor', allowed: 'a single value' });
-      if (cursors.length === 1) {
-        const c = decodeCursor(cursors[0]!, ctx.cursorSecret, ctx.now);
-        if (c.r !== endpoint || c.w !== ctx.teamId || c.s !== 'relevance') throw new ProblemError('cursor_invalid', 'The cursor was issued by another endpoint');
-        if (c.f !== binding) throw new ProblemError('cursor_invalid', 'The cursor was issued for another q or other filters');
-        const b = c.b[0];
+      if (cursors.length === 1) cursorOnly.set('cursor', cursors[0]!);
+      const paging = parsePageQuery(cursorOnly, spec, bind);
+      let after: [number, string, string] | undefined;
+      if (paging.after) {
+        const b = paging.after.value;
         if (!Array.isArray(b) || typeof b[0] !== 'number' || typeof b[1] !== 'string') throw new ProblemError('cursor_invalid', 'The cursor is not valid here: malformed');
-        after = [b[0], b[1], String(c.b[1])];
+        after = [b[0], b[1], paging.after.id];
       }
 
       const d = ctx.repo.dialect;
@@ -114,10 +117,7 @@ export function searchRoute(resourcePath: string, field: string): CustomRoute {
       let nextCursor: string | null = null;
       if (hasMore) {
         const last = page[page.length - 1]!;
-        nextCursor = encodeCursor({
-          v: 1, r: endpoint, w: ctx.teamId, s: 'relevance', f: binding,
-          b: [[Number(last.pm_search_rank), recs[recs.length - 1]![field]], recs[recs.length - 1]!.id], t: ctx.now,
-        }, ctx.cursorSecret);
+        nextCursor = nextPageCursor(spec, bind, undefined, [Number(last.pm_search_rank), recs[recs.length - 1]![field]], recs[recs.length - 1]!.id);
       }
       const body: Record<string, unknown> = { data };
       if (plan.includeTotal) {

@@ -5,6 +5,7 @@ import type { Rec } from '../resources/define-resource';
 import { ProblemError } from '../errors/problem';
 import { iso } from '../clock/index';
 import { notFoundIn } from '../http/routes';
+import { parsePageQuery, singleParams, unknownParam, type PageSpec } from '../query/page';
 import { announce } from '../services/records';
 import { materialize, EXPAND_ROW_BUDGET } from '../services/serialize';
 import { newWebhookSecret } from '../resources/webhook.resource';
@@ -114,19 +115,16 @@ async function testDelivery(ctx: WriteContext, id: string): Promise<OpResult> {
   return { status: 200, body: outcome };
 }
 
+const DELIVERIES_PAGE: PageSpec = {
+  endpoint: 'webhooks/deliveries', maxLimit: DELIVERIES_MAX_LIMIT, defaultLimit: DELIVERIES_DEFAULT_LIMIT, cursor: false, total: false,
+};
+
 /** The delivery log, newest first: `{data, limit, hasMore}`, no cursor (spec rule 7, "Limits": 1-100, default 25; larger clamped). */
 async function deliveries(ctx: WriteContext, id: string, query: URLSearchParams): Promise<OpResult> {
-  let limit = DELIVERIES_DEFAULT_LIMIT;
-  for (const [k, v] of query) {
-    if (k !== 'limit') {
-      throw new ProblemError('invalid_query_param', `Unknown query parameter '${k}' for the delivery log`, { name: k, allowed: ['limit'] });
-    }
-    if (query.getAll('limit').length > 1) throw new ProblemError('invalid_query_param', "Query parameter 'limit' is given more than once", { name: k, allowed: null });
-    if (!/^\d{1,9}$/.test(v) || Number(v) < 1) {
-      throw new ProblemError('invalid_query_param', `limit must be an integer from 1 to ${DELIVERIES_MAX_LIMIT}`, { name: 'limit', allowed: `1-${DELIVERIES_MAX_LIMIT}` });
-    }
-    limit = Math.min(Number(v), DELIVERIES_MAX_LIMIT);
-  }
+  // The one pagination parser, configured as the spec has this log: limit only, no cursor, no sort, no total.
+  const params = singleParams(query);
+  for (const k of params.keys()) if (k !== 'limit') throw unknownParam(k, ['limit'], 'the delivery log');
+  const { limit } = parsePageQuery(params, DELIVERIES_PAGE, { teamId: ctx.teamId, now: ctx.now, cursorSecret: ctx.cursorSecret, binding: id });
   await findWebhook(ctx, id);
   const d = ctx.repo.dialect;
   const rows = await ctx.db.selectFrom('webhook_deliveries')
