@@ -4,7 +4,7 @@ import { iso } from '../clock/index';
 import type { Rec, Resource } from '../resources/define-resource';
 import { Repo, execShaped } from '../sql/repo';
 import type { SqlStore } from '../sql/dialect';
-import { encodeCursor } from '../query/cursor';
+import { nextCursor as nextPageCursor } from '../query/page';
 import { parseListQuery, parseReadQuery } from '../query/parse';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
@@ -130,10 +130,8 @@ export class Engine {
     let nextCursor: string | null = null;
     if (hasMore) {
       const last = page[page.length - 1]!;
-      nextCursor = encodeCursor(
-        { v: 1, r: res.path, w: ctx.teamId, s: parsed.sortKey, f: parsed.filterKey, b: [last[plan.sort.field] ?? null, last.id], t: ctx.now },
-        this.config.cursorSecret,
-      );
+      nextCursor = nextPageCursor({ endpoint: res.path }, { teamId: ctx.teamId, now: ctx.now, cursorSecret: this.config.cursorSecret, binding: parsed.filterKey },
+        parsed.sortKey, last[plan.sort.field] ?? null, last.id);
     }
     const body: Record<string, unknown> = { data };
     if (plan.includeTotal) body.total = await ctx.repo.count(plan, ctx.teamId);
