@@ -1,4 +1,5 @@
 import { ProblemError } from '../errors/problem';
+import { compileMapper, type MapperMode } from '../codegen/mapper';
 import { grants } from '../auth/scopes';
 import { iso } from '../clock/index';
 import type { Rec, Resource } from '../resources/define-resource';
@@ -39,20 +40,20 @@ export function assertExpandReadable(ctx: ReadContext, res: Resource, node: Expa
 type Serializer = (rec: Rec) => Record<string, unknown>;
 const serializers = new WeakMap<Resource, Serializer>();
 
-/** The column part of a response, specialised per resource (one object literal per resource shape). */
+const isoOrNull = (v: unknown) => (v === null || v === undefined ? null : iso(v as number));
+
+/** The column part of a response, specialised per resource (codegen/mapper.ts). */
+export function compileSerializer(res: Resource, mode?: MapperMode): Serializer {
+  const fields = res.columns
+    .filter((c) => !c.internal && !c.writeOnly)
+    .map((c) => ({ out: c.key, from: c.key, ...(c.kind === 'timestamp' ? { convert: isoOrNull } : {}) }));
+  return compileMapper(fields, mode) as Serializer;
+}
+
 function serializerOf(res: Resource): Serializer {
   let fn = serializers.get(res);
   if (!fn) {
-    const props = res.columns
-      .filter((c) => !c.internal && !c.writeOnly)
-      .map((c) => {
-        const read = `rec[${JSON.stringify(c.key)}]`;
-        return c.kind === 'timestamp'
-          ? `${JSON.stringify(c.key)}: ${read} == null ? null : iso(${read})`
-          : `${JSON.stringify(c.key)}: ${read} ?? null`;
-      });
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval
-    fn = (new Function('iso', `return (rec) => ({ ${props.join(', ')} });`) as (i: typeof iso) => Serializer)(iso);
+    fn = compileSerializer(res);
     serializers.set(res, fn);
   }
   return fn;

@@ -2,6 +2,7 @@ import { sql, CompiledQuery, type Compilable, type QueryResult, type Kysely, typ
 import type { Rec, Resource } from '../resources/define-resource';
 import type { DialectSupport } from './dialect';
 import type { Condition, ListPlan } from '../query/plan';
+import { compileMapper, type MapperMode } from '../codegen/mapper';
 
 /** Most values bound in one IN (…) list (SQLite and Postgres both cap bound parameters). */
 const CHUNK = 500;
@@ -9,18 +10,14 @@ const CHUNK = 500;
 type Decoder = (row: Record<string, unknown>) => Rec;
 const decoders = new WeakMap<Resource, WeakMap<DialectSupport, Decoder>>();
 
-/** A row decoder specialised for one resource (one object literal, so V8 keeps one shape). */
-function compileDecoder(res: Resource, d: DialectSupport): Decoder {
-  const props = res.columns.map((c) => {
-    const read = `row[${JSON.stringify(c.column)}]`;
-    return c.kind === 'text'
-      ? `${JSON.stringify(c.key)}: ${read} ?? null`
-      : `${JSON.stringify(c.key)}: dec(${JSON.stringify(c.kind)}, ${read})`;
-  });
-  const dec = (kind: Resource['columns'][number]['kind'], v: unknown) => (v === null || v === undefined ? null : d.decode(kind, v));
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  const make = new Function('dec', `return (row) => ({ ${props.join(', ')} });`) as (dec: unknown) => Decoder;
-  return make(dec);
+/** A row decoder specialised for one resource (codegen/mapper.ts: one object literal, or closures where eval is refused). */
+export function compileDecoder(res: Resource, d: DialectSupport, mode?: MapperMode): Decoder {
+  const fields = res.columns.map((c) => ({
+    out: c.key,
+    from: c.column,
+    ...(c.kind === 'text' ? {} : { convert: (v: unknown) => (v === null || v === undefined ? null : d.decode(c.kind, v)) }),
+  }));
+  return compileMapper(fields, mode) as Decoder;
 }
 
 /** SQL text of fixed-shape queries, by dialect and shape; null marks a shape whose parameters we cannot predict. */
