@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { builtinResources, builtinRolePermissions, defineResource, errorCodes, Registry, requiredPermissions } from '@pmapi/core';
+import { builtinResources, builtinRolePermissions, defineResource, errorCodes, f, Registry, requiredPermissions } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 
 // The spec's error table, kept in the repository as data (tests read nothing outside it).
@@ -115,5 +115,43 @@ describe('resource registry: policy and project scoping are declared, not writte
     expect(registry.get('project').projectKey).toBe('id');
     for (const name of ['task', 'list', 'status']) expect(registry.get(name).projectKey, name).toBe('projectId');
     for (const name of ['portfolio', 'label', 'webhook', 'role']) expect(registry.get(name).projectKey, name).toBeUndefined();
+  });
+});
+
+describe('defineResource: what a declaration implies', () => {
+  it('table, operations, actor expands, reference expands and relations are derived', () => {
+    const note = defineResource({
+      name: 'meetingNote', path: 'meeting-notes', softDelete: true,
+      fields: {
+        title: f.string({ max: 100 }),
+        projectId: f.ref('project'),
+        parentNoteId: f.ref('meetingNote', { nullable: true }),
+        attendees: f.refs('attendees', { target: 'member' }),
+      },
+      filters: {}, defaultSort: 'createdAt',
+      expand: { author: { kind: 'one', target: 'member', field: 'createdByActorId' } },
+    });
+    expect(note.table).toBe('meeting_notes');
+    expect(note.operations).toEqual({ list: true, get: true, create: true, update: true, delete: true });
+    expect(note.expand).toMatchObject({
+      createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
+      updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
+      deletedBy: { kind: 'one', target: 'member', field: 'deletedById' },
+      project: { kind: 'one', target: 'project', field: 'projectId' },
+      parentNote: { kind: 'one', target: 'meetingNote', field: 'parentNoteId' },
+      attendees: { kind: 'many', target: 'member', relation: 'attendees' },
+      author: { kind: 'one', target: 'member', field: 'createdByActorId' },
+    });
+    expect(note.relations).toEqual({ attendees: { target: 'member', field: 'attendees', max: 150, supported: true } });
+    expect(note.relationByPath).toEqual({ attendees: 'attendees' });
+    // A declared expand on a reference field wins over the derived name.
+    const other = defineResource({
+      name: 'memo', path: 'memos', fields: { projectId: f.ref('project') }, filters: {}, defaultSort: 'createdAt',
+      expand: { board: { kind: 'one', target: 'project', field: 'projectId' } },
+    });
+    expect(other.expand).not.toHaveProperty('project');
+    expect(other.expand).toHaveProperty('board');
+    expect(other.softDelete).toBe(false);
+    expect(other.expand).not.toHaveProperty('deletedBy');
   });
 });

@@ -83,15 +83,22 @@ export interface ResourceHooks {
   decorateGet?: (ctx: ReadContext, rec: Rec, out: Record<string, unknown>, select?: Set<string>) => Promise<void> | void;
 }
 
+/** A relation as declared: `max` defaults to 150 (spec "Limits"), `supported` to true, `field` to the body field of `f.refs` naming it. */
+export type RelationSpec = Omit<RelationDef, 'max' | 'supported'> & Partial<Pick<RelationDef, 'max' | 'supported'>>;
+
+type Operation = 'list' | 'get' | 'create' | 'update' | 'delete';
+
 export interface ResourceSpec {
   /** camelCase singular: the event name (`task`, `checklistItem`). */
   name: string;
   /** kebab-case plural: the path segment and scope resource (`tasks`). */
   path: string;
-  table: string;
-  softDelete: boolean;
-  /** Supported standard operations. */
-  operations: Partial<Record<'list' | 'get' | 'create' | 'update' | 'delete', boolean>>;
+  /** Table name (default: the path in snake_case). */
+  table?: string;
+  /** Soft-deleted (trash, restore, purge after 30 days); default false. */
+  softDelete?: boolean;
+  /** Supported standard operations (default: all five). */
+  operations?: Partial<Record<Operation, boolean>>;
   fields: Record<string, FieldDef>;
   filters: Record<string, FilterDef>;
   /** Sortable fields beyond the filterable scalar ones. */
@@ -107,8 +114,15 @@ export interface ResourceSpec {
   projectContainer?: boolean;
   /** Role policy; defaults described on {@link ResourcePolicy}. */
   policy?: ResourcePolicy;
-  expand: Record<string, ExpandDef>;
-  relations?: Record<string, RelationDef>;
+  /**
+   * Expand targets beyond the derived ones. Derived: `createdByActor` and
+   * `updatedByActor` for every resource, `deletedBy` for soft-deleted ones, a
+   * one-expand per `f.ref` field without a declared expand (`listId` →
+   * `list`), and a many-expand per relation field (`assignees`).
+   */
+  expand?: Record<string, ExpandDef>;
+  /** Relations beyond the derived ones (every `f.refs(…, { target })` field declares its own). */
+  relations?: Record<string, RelationSpec>;
   /** Sub-route path segments (kebab) of relations, when they differ from the relation name. */
   relationPaths?: Record<string, string>;
   hooks?: ResourceHooks;
@@ -147,7 +161,12 @@ export interface ColumnInfo {
 }
 
 /** A resource with everything the engine derives from its declaration. */
-export interface Resource extends ResourceSpec {
+export interface Resource extends Omit<ResourceSpec, 'table' | 'softDelete' | 'operations' | 'expand' | 'relations'> {
+  table: string;
+  softDelete: boolean;
+  operations: Partial<Record<Operation, boolean>>;
+  expand: Record<string, ExpandDef>;
+  relations?: Record<string, RelationDef>;
   /** Fields stored in the resource's own table, in a fixed order. */
   columns: ColumnInfo[];
   columnOf: Record<string, string>;
@@ -176,11 +195,14 @@ const SORTABLE_KINDS = new Set<StorageKind>(['text', 'number', 'integer', 'boole
  * filters, sorts, expands, relations, events — derives from this one object.
  */
 export function defineResource(spec: ResourceSpec): Resource {
+  const softDelete = spec.softDelete ?? false;
   const fields: Record<string, FieldDef> = {
     ...commonFields,
-    ...(spec.softDelete ? softDeleteFields : {}),
+    ...(softDelete ? softDeleteFields : {}),
     ...spec.fields,
   };
+  const relations = deriveRelations(spec, fields);
+  const expand = deriveExpands(spec, fields, softDelete, relations);
   const columns: ColumnInfo[] = [];
   const columnOf: Record<string, string> = {};
   const retired: Record<string, string> = {};
@@ -205,19 +227,23 @@ export function defineResource(spec: ResourceSpec): Resource {
   }
   for (const s of [spec.defaultSort, spec.defaultSortWithoutProject]) if (s) sortFields.add(s.replace(/^-/, ''));
   const relationByPath: Record<string, string> = {};
-  for (const name of Object.keys(spec.relations ?? {})) {
+  for (const name of Object.keys(relations)) {
     relationByPath[spec.relationPaths?.[name] ?? kebab(name)] = name;
   }
   for (const extra of spec.extraResponseFields ?? []) responseFields.add(extra);
   const projectKey = spec.projectContainer ? 'id' : spec.projectField;
   // Lookup tables keyed by client input have no prototype: `constructor` or `__proto__` is just an unknown name.
+  const { relations: _declaredRelations, expand: _declaredExpand, ...rest } = spec;
   return {
-    ...spec,
+    ...rest,
+    table: spec.table ?? spec.path.replace(/-/g, '_'),
+    softDelete,
+    operations: spec.operations ?? { list: true, get: true, create: true, update: true, delete: true },
     fields: dict(fields),
     filters: dict(spec.filters),
-    expand: dict(spec.expand),
+    expand: dict(expand),
     ...(spec.listParams ? { listParams: dict(spec.listParams) } : {}),
-    ...(spec.relations ? { relations: dict(spec.relations) } : {}),
+    ...(Object.keys(relations).length ? { relations: dict(relations) } : {}),
     columns,
     columnOf: dict(columnOf),
     retiredFieldNames: dict(retired),
@@ -232,6 +258,40 @@ export function defineResource(spec: ResourceSpec): Resource {
       return typeof v === 'string' ? v : null;
     },
   };
+}
+
+/** Relations of `f.refs(…, { target })` fields, plus the declared ones with their defaults filled in. */
+function deriveRelations(spec: ResourceSpec, fields: Record<string, FieldDef>): Record<string, RelationDef> {
+  const out: Record<string, RelationDef> = {};
+  for (const [key, def] of Object.entries(fields)) {
+    if (def.relation && def.refsTarget) out[def.relation] = { target: def.refsTarget, field: key, max: def.maxItems ?? 150, supported: true };
+  }
+  for (const [name, r] of Object.entries(spec.relations ?? {})) {
+    const field = r.field ?? Object.entries(fields).find(([, d]) => d.relation === name)?.[0];
+    out[name] = { ...out[name], ...r, max: r.max ?? out[name]?.max ?? 150, supported: r.supported ?? true, ...(field ? { field } : {}) };
+  }
+  return out;
+}
+
+/** The declared expands plus those the fields imply (actors, deletedBy, references, relation sets). */
+function deriveExpands(spec: ResourceSpec, fields: Record<string, FieldDef>, softDelete: boolean, relations: Record<string, RelationDef>): Record<string, ExpandDef> {
+  const declared = spec.expand ?? {};
+  const out: Record<string, ExpandDef> = {};
+  const usesField = (field: string) => Object.values(declared).some((e) => e.kind === 'one' && e.field === field);
+  const usesRelation = (relation: string) => Object.values(declared).some((e) => e.kind === 'many' && e.relation === relation);
+  const add = (name: string, e: ExpandDef) => {
+    if (!(name in declared) && !(name in fields && !fields[name]!.relation)) out[name] = e;
+  };
+  add('createdByActor', { kind: 'one', target: 'actor', field: 'createdByActorId' });
+  add('updatedByActor', { kind: 'one', target: 'actor', field: 'updatedByActorId' });
+  if (softDelete) add('deletedBy', { kind: 'one', target: 'member', field: 'deletedById' });
+  for (const [key, def] of Object.entries(fields)) {
+    if (def.ref && !def.relation && key.endsWith('Id') && !usesField(key)) add(key.slice(0, -2), { kind: 'one', target: def.ref, field: key });
+  }
+  for (const [name, rel] of Object.entries(relations)) {
+    if (rel.supported && rel.field && !usesRelation(name)) add(rel.field, { kind: 'many', target: rel.target, relation: name });
+  }
+  return { ...out, ...declared };
 }
 
 function dict<T>(o: Record<string, T>): Record<string, T> {

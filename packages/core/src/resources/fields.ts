@@ -34,6 +34,8 @@ export interface FieldDef {
   internal?: boolean;
   /** Most ids a relation-backed set may hold in one body (default 150, spec "Limits"); more is `bulk_too_large`. */
   maxItems?: number;
+  /** The resource a relation-backed set points at (`f.refs('assignees', { target: 'member' })`): the relation is then derived. */
+  refsTarget?: string;
 }
 
 type Opts = Partial<Pick<FieldDef, 'mode' | 'nullable' | 'required' | 'writeOnly' | 'column' | 'retiredNames' | 'internal'>>;
@@ -105,9 +107,9 @@ export const f = {
     return make('text', ID, o, { ref: target });
   },
   /** A set of ids backed by a many-to-many relation; in bodies it replaces the whole set. */
-  refs(relation: string, o: Opts & { max?: number } = {}): FieldDef {
+  refs(relation: string, o: Opts & { max?: number; target?: string } = {}): FieldDef {
     const s = z.array(ID).max(o.max ?? 150, `must hold at most ${o.max ?? 150} ids`);
-    return make('json', s, o, { relation, maxItems: o.max ?? 150 });
+    return make('json', s, o, { relation, maxItems: o.max ?? 150, ...(o.target ? { refsTarget: o.target } : {}) });
   },
   /** A text value validated by the given schema. */
   text(schema: z.ZodType, o: Opts = {}): FieldDef {

@@ -11,9 +11,6 @@ export const labelResource = defineResource({
   // Regular members delete labels too; clients read them.
   policy: { regular: ['read', 'write', 'delete'], client: ['read'] },
   path: 'labels',
-  table: 'labels',
-  softDelete: false,
-  operations: { list: true, get: true, create: true, update: true, delete: true },
   fields: {
     name: f.string({ trim: true, min: 1, max: 100, required: true }),
     color: f.hexColor({ nullable: true }),
@@ -25,10 +22,6 @@ export const labelResource = defineResource({
     createdAt: { ops: RANGE },
   },
   defaultSort: 'name',
-  expand: {
-    createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
-    updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
-  },
   hooks: {
     beforeCreate(_ctx, input) {
       input.isDefault = false;

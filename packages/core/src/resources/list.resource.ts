@@ -13,9 +13,6 @@ export const listResource = defineResource({
   name: 'list',
   policy: { regular: ['read', 'write', 'delete'], client: ['read'] },
   path: 'lists',
-  table: 'lists',
-  softDelete: false,
-  operations: { list: true, get: true, create: true, update: true, delete: true },
   retiredPaths: ['milestones'],
   fields: {
     name: f.string({ trim: true, min: 1, max: 255, required: true, nullable: false }),
@@ -30,8 +27,8 @@ export const listResource = defineResource({
     dependencyId: f.ref('list', { nullable: true }),
     statusId: f.ref('status', { mode: 'createOnly', nullable: true }),
     recurringRuleId: f.readOnly('text', { nullable: true }),
-    assignees: f.refs('assignees'),
-    hiddenFor: f.refs('hiddenFor'),
+    assignees: f.refs('assignees', { target: 'member' }),
+    hiddenFor: f.refs('hiddenFor', { target: 'role' }),
     goals: f.refs('goals'),
     customFields: f.json(customFieldsSchema, { nullable: true }),
   },
@@ -54,19 +51,11 @@ export const listResource = defineResource({
   defaultSort: 'order',
   defaultSortWithoutProject: '-updatedAt',
   expand: {
-    createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
-    updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
-    project: { kind: 'one', target: 'project', field: 'projectId' },
-    dependency: { kind: 'one', target: 'list', field: 'dependencyId' },
-    status: { kind: 'one', target: 'status', field: 'statusId' },
-    assignees: { kind: 'many', target: 'member', relation: 'assignees' },
-    hiddenFor: { kind: 'many', target: 'role', relation: 'hiddenFor' },
     tasks: { kind: 'children', target: 'task', field: 'listId' },
   },
   relations: {
-    assignees: { target: 'member', field: 'assignees', max: 150, supported: true },
-    hiddenFor: { target: 'role', field: 'hiddenFor', max: 150, supported: true, notFoundCode: 'milestone_hiddenfor_roles_not_in_team' },
-    goals: { target: 'goal', max: 150, supported: false },
+    hiddenFor: { target: 'role', notFoundCode: 'milestone_hiddenfor_roles_not_in_team' },
+    goals: { target: 'goal', supported: false },
   },
   hooks: {
     async beforeCreate(ctx, input) {

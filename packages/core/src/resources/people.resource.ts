@@ -8,8 +8,6 @@ export const actorResource = defineResource({
   name: 'actor',
   policy: { client: ['read'] },
   path: 'actors',
-  table: 'actors',
-  softDelete: false,
   // Spec "Actor": ids are UUIDs, a different id space.
   uuidIds: true,
   operations: { get: true },
@@ -30,8 +28,6 @@ export const memberResource = defineResource({
   name: 'member',
   policy: { client: ['read'] },
   path: 'members',
-  table: 'members',
-  softDelete: false,
   operations: { list: true, get: true },
   fields: {
     userId: f.readOnly('text'),
@@ -51,8 +47,6 @@ export const memberResource = defineResource({
   defaultSort: 'createdAt',
   expand: {
     roleRecord: { kind: 'one', target: 'role', field: 'roleId' },
-    createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
-    updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
   },
 });
 
@@ -66,9 +60,6 @@ export const roleResource = defineResource({
   name: 'role',
   policy: { requires: { write: ['manageRoles'], delete: ['manageRoles'] } },
   path: 'roles',
-  table: 'roles',
-  softDelete: false,
-  operations: { list: true, get: true, create: true, update: true, delete: true },
   fields: {
     name: f.string({ trim: true, min: 1, max: ROLE_NAME_MAX, required: true }),
     editable: f.readOnly('boolean'),
@@ -81,6 +72,5 @@ export const roleResource = defineResource({
     createdAt: { ops: RANGE },
   },
   defaultSort: 'name',
-  expand: { createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' } },
   hooks: roleHooks,
 });

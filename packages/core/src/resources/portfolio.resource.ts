@@ -8,9 +8,7 @@ export const portfolioResource = defineResource({
   name: 'portfolio',
   policy: { client: ['read'] },
   path: 'portfolios',
-  table: 'portfolios',
   softDelete: true,
-  operations: { list: true, get: true, create: true, update: true, delete: true },
   fields: {
     name: f.string({ trim: true, min: 1, max: 100, required: true }),
     icon: f.url({ nullable: true }),
@@ -20,7 +18,7 @@ export const portfolioResource = defineResource({
     isGeneral: f.readOnly('boolean'),
     order: f.number(),
     ownerId: f.ref('member', { mode: 'updateOnly' }),
-    members: f.refs('members'),
+    members: f.refs('members', { target: 'member' }),
   },
   filters: {
     purgeAt: { ops: ['null', 'notNull', ...RANGE] },
@@ -30,14 +28,6 @@ export const portfolioResource = defineResource({
     createdAt: { ops: RANGE },
   },
   defaultSort: 'order',
-  expand: {
-    owner: { kind: 'one', target: 'member', field: 'ownerId' },
-    createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
-    updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
-    deletedBy: { kind: 'one', target: 'member', field: 'deletedById' },
-    members: { kind: 'many', target: 'member', relation: 'members' },
-  },
-  relations: { members: { target: 'member', field: 'members', max: 150, supported: true } },
   hooks: {
     async beforeCreate(ctx, input) {
       input.initials ??= initialsOf(input.name as string);

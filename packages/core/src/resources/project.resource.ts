@@ -15,9 +15,7 @@ export const projectResource = defineResource({
   policy: { client: ['read'] },
   projectContainer: true,
   path: 'projects',
-  table: 'projects',
   softDelete: true,
-  operations: { list: true, get: true, create: true, update: true, delete: true },
   fields: {
     name: f.string({ trim: true, min: 1, max: 100, required: true }),
     description: f.string({ max: 100_000, nullable: true }),
@@ -39,7 +37,7 @@ export const projectResource = defineResource({
     hideUsersFromGuests: f.boolean(),
     subtaskStatusEnabled: f.boolean(),
     queryAllFiles: f.boolean(),
-    members: f.refs('members'),
+    members: f.refs('members', { target: 'member' }),
     projectFolderId: f.string({ max: 64, nullable: true }),
     customFields: f.json(customFieldsSchema, { nullable: true }),
     archived: f.boolean(),
@@ -62,15 +60,10 @@ export const projectResource = defineResource({
   hiddenByDefault: { filter: 'archived', column: 'archived', value: false },
   extraResponseFields: ['defaultStatusId'],
   expand: {
-    createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
-    updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
-    deletedBy: { kind: 'one', target: 'member', field: 'deletedById' },
-    members: { kind: 'many', target: 'member', relation: 'members' },
-    portfolio: { kind: 'one', target: 'portfolio', field: 'portfolioId' },
+    // ownerId changes only by the transfer operation (read-only here), so its expand is declared.
     owner: { kind: 'one', target: 'member', field: 'ownerId' },
     statuses: { kind: 'children', target: 'status', field: 'projectId' },
   },
-  relations: { members: { target: 'member', field: 'members', max: 150, supported: true } },
   hooks: {
     async beforeCreate(ctx, input) {
       if (input.archived === true) throw fieldError('archived', 'create_archived', 'a project cannot be created archived; archive it with PATCH');

@@ -12,9 +12,6 @@ export const statusResource = defineResource({
   name: 'status',
   policy: { regular: ['read', 'write', 'delete'], client: ['read'] },
   path: 'statuses',
-  table: 'statuses',
-  softDelete: false,
-  operations: { list: true, get: true, create: true, update: true, delete: true },
   retiredPaths: ['task-groups'],
   fields: {
     name: f.string({ trim: true, min: 1, max: 100, required: true }),
@@ -22,8 +19,8 @@ export const statusResource = defineResource({
     color: f.hexColor({ nullable: true }),
     order: f.number(),
     archived: f.boolean(),
-    assignees: f.refs('assignees'),
-    hiddenFor: f.refs('hiddenFor'),
+    assignees: f.refs('assignees', { target: 'member' }),
+    hiddenFor: f.refs('hiddenFor', { target: 'role' }),
   },
   filters: {
     name: { ops: ['eq', 'contains', 'startsWith'] },
@@ -38,16 +35,7 @@ export const statusResource = defineResource({
   defaultSort: 'order',
   defaultSortWithoutProject: '-updatedAt',
   expand: {
-    project: { kind: 'one', target: 'project', field: 'projectId' },
-    assignees: { kind: 'many', target: 'member', relation: 'assignees' },
-    hiddenFor: { kind: 'many', target: 'role', relation: 'hiddenFor' },
     tasks: { kind: 'children', target: 'task', field: 'statusId' },
-    createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
-    updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
-  },
-  relations: {
-    assignees: { target: 'member', field: 'assignees', max: 150, supported: true },
-    hiddenFor: { target: 'role', field: 'hiddenFor', max: 150, supported: true },
   },
   hooks: {
     async beforeCreate(ctx, input) {

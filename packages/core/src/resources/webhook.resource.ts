@@ -36,9 +36,7 @@ export const webhookResource = defineResource({
   // Spec Webhook endpoints: manageWebhooks for create, update, delete and restore; reading needs only membership.
   policy: { client: ['read'], requires: { write: ['manageWebhooks'], delete: ['manageWebhooks'] } },
   path: 'webhooks',
-  table: 'webhooks',
   softDelete: true,
-  operations: { list: true, get: true, create: true, update: true, delete: true },
   fields: {
     name: f.string({ max: WEBHOOK_NAME_MAX, nullable: true }),
     url: f.text(urlSchema, { required: true }),
@@ -60,9 +58,6 @@ export const webhookResource = defineResource({
   defaultSort: '-createdAt',
   expand: {
     createdBy: { kind: 'one', target: 'member', field: 'createdById' },
-    createdByActor: { kind: 'one', target: 'actor', field: 'createdByActorId' },
-    updatedByActor: { kind: 'one', target: 'actor', field: 'updatedByActorId' },
-    deletedBy: { kind: 'one', target: 'member', field: 'deletedById' },
   },
   hooks: {
     beforeCreate(ctx, input) {
