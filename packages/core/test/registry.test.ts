@@ -3,6 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { builtinResources, builtinRolePermissions, defineResource, errorCodes, f, Registry, requiredPermissions } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
+import { tableOf } from '@pmapi/core/sql';
+import { sql } from 'kysely';
 
 // The spec's error table, kept in the repository as data (tests read nothing outside it).
 const specCodesPath = fileURLToPath(new URL('./fixtures/spec-error-codes.json', import.meta.url));
@@ -153,5 +155,31 @@ describe('defineResource: what a declaration implies', () => {
     expect(other.expand).toHaveProperty('board');
     expect(other.softDelete).toBe(false);
     expect(other.expand).not.toHaveProperty('deletedBy');
+  });
+});
+
+describe('tableOf: a resource table from its declaration (no column spelled twice)', () => {
+  it('gives exactly the columns the built-in tables hold', async () => {
+    const store = await openSqliteStore();
+    try {
+      for (const res of builtinResources) {
+        const rows = await sql<{ name: string }>`select name from pragma_table_info(${res.table})`.execute(store.db);
+        const actual = new Set(rows.rows.map((r) => r.name));
+        const derived = Object.keys(tableOf(res)).map((c) => c.replace(/\?$/, ''));
+        for (const c of derived) expect(actual.has(c), `${res.table}.${c}`).toBe(true);
+        const bookkeeping = [...actual].filter((c) => !derived.includes(c));
+        expect(bookkeeping, res.table).toEqual([]);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('marks required and server-assigned fields NOT NULL, optional and nullable ones nullable, references as ids', () => {
+    const res = defineResource({
+      name: 'meetingNote', path: 'meeting-notes', softDelete: true, filters: {}, defaultSort: 'createdAt',
+      fields: { title: f.string({ required: true }), body: f.string(), projectId: f.ref('project'), seq: f.readOnly('integer'), due: f.timestamp({ nullable: true }) },
+    });
+    expect(tableOf(res)).toMatchObject({ title: 'text', 'body?': 'text', 'project_id?': 'id', seq: 'integer', 'due?': 'timestamp', 'purge_at?': 'timestamp', id: 'id', team_id: 'id' });
   });
 });

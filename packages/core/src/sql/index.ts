@@ -1,3 +1,3 @@
 export type { DialectSupport, SqlStore } from './dialect';
-export { migrate, migrations } from './migrations';
+export { migrate, migrations, tableOf, createTable, type Cols } from './migrations';
 export { Repo, escapeLike } from './repo';

@@ -1,35 +1,9 @@
-import { sql, Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import type { DialectSupport } from './dialect';
-import type { StorageKind } from '../resources/fields';
-
-type Kind = StorageKind | 'id' | 'bigint';
-/** `name: kind` with `?` for nullable, e.g. `'due_at?': 'timestamp'`. */
-type Cols = Record<string, Kind>;
-
-const common: Cols = {
-  id: 'id',
-  team_id: 'id',
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-  'created_by_actor_id?': 'id',
-  'updated_by_actor_id?': 'id',
-  'created_by_actor_type?': 'text',
-  'updated_by_actor_type?': 'text',
-};
-const soft: Cols = { 'purge_at?': 'timestamp', 'deleted_by_id?': 'id' };
-
-function createTable(db: Kysely<any>, d: DialectSupport, name: string, cols: Cols, pk: string[] = ['id']) {
-  let t = db.schema.createTable(name);
-  for (const [raw, kind] of Object.entries(cols)) {
-    const nullable = raw.endsWith('?');
-    const col = nullable ? raw.slice(0, -1) : raw;
-    t = t.addColumn(col, sql.raw(d.ddl[kind]), (c) => (nullable ? c : c.notNull()));
-  }
-  return t.addPrimaryKeyConstraint(`${name}_pk`, pk as any);
-}
+import { sql, type Migration } from 'kysely';
+import type { DialectSupport } from '../dialect';
+import { common, createTable, soft } from './table';
 
 /** The first schema: workspaces, people, tokens and the core project resources. */
-function foundation(d: DialectSupport): Migration {
+export function foundation(d: DialectSupport): Migration {
   return {
     async up(db) {
       const idx = (name: string, table: string, cols: string[]) => db.schema.createIndex(name).on(table).columns(cols).execute();
@@ -129,92 +103,3 @@ function foundation(d: DialectSupport): Migration {
   };
 }
 
-/** Access control and limits: rate-limit counters and blocks shared by every process. */
-function accessAndLimits(d: DialectSupport): Migration {
-  return {
-    async up(db) {
-      await createTable(db, d, 'rate_counters', { key: 'text', window_start: 'bigint', count: 'bigint' }, ['key', 'window_start']).execute();
-      await createTable(db, d, 'rate_blocks', { key: 'text', until: 'bigint' }, ['key']).execute();
-      await db.schema.alterTable('access_tokens').addColumn('last_used_at', sql.raw(d.ddl.timestamp)).execute();
-    },
-  };
-}
-
-/** Webhooks: registrations, the delivery queue (one job per webhook and event) and the delivery log. */
-function webhooks(d: DialectSupport): Migration {
-  return {
-    async up(db) {
-      const idx = (name: string, table: string, cols: string[]) => db.schema.createIndex(name).on(table).columns(cols).execute();
-      await createTable(db, d, 'webhooks', {
-        ...common, ...soft, 'name?': 'text', url: 'text', events: 'json', api_version: 'text', active: 'boolean',
-        fail_count: 'integer', secret: 'text', 'last_delivered_at?': 'timestamp', 'created_by_id?': 'id',
-      }).execute();
-      await idx('webhooks_team_created', 'webhooks', ['team_id', 'created_at', 'id']);
-      // id = `${webhookId}:${eventId}`: publishing twice is a no-op.
-      await createTable(db, d, 'webhook_jobs', {
-        id: 'text', team_id: 'id', webhook_id: 'id', event_id: 'id', event_type: 'text', attempts: 'integer',
-        status: 'text', next_attempt_at: 'timestamp', 'lease_until?': 'timestamp', 'lease_token?': 'text',
-        created_at: 'timestamp', updated_at: 'timestamp',
-      }).execute();
-      await idx('webhook_jobs_due', 'webhook_jobs', ['status', 'next_attempt_at']);
-      await idx('webhook_jobs_webhook', 'webhook_jobs', ['webhook_id']);
-      await createTable(db, d, 'webhook_deliveries', {
-        id: 'id', team_id: 'id', webhook_id: 'id', event_type: 'text', status: 'text', 'response_status?': 'integer',
-        duration_ms: 'integer', 'error?': 'text', created_at: 'timestamp',
-      }).execute();
-      await idx('webhook_deliveries_log', 'webhook_deliveries', ['webhook_id', 'created_at', 'id']);
-      await idx('webhook_deliveries_age', 'webhook_deliveries', ['created_at']);
-    },
-  };
-}
-
-/**
- * The OAuth 2.1 authorization server: registered clients, refresh-token
- * families (one per consent; the scope ceiling), authorization codes and
- * refresh tokens (stored as SHA-256 digests, consumed atomically). Access
- * tokens live in `access_tokens` (kind 'oauth') with their family and client.
- */
-function oauth(d: DialectSupport): Migration {
-  return {
-    async up(db) {
-      const idx = (name: string, table: string, cols: string[]) => db.schema.createIndex(name).on(table).columns(cols).execute();
-      await createTable(db, d, 'oauth_clients', {
-        id: 'id', 'team_id?': 'id', name: 'text', type: 'text', 'secret_hash?': 'text', redirect_uris: 'json',
-        'revoked_at?': 'timestamp', created_at: 'timestamp',
-      }).execute();
-      await createTable(db, d, 'oauth_families', {
-        id: 'id', client_id: 'id', member_id: 'id', team_id: 'id', scopes: 'json', 'revoked_at?': 'timestamp', created_at: 'timestamp',
-      }).execute();
-      await idx('oauth_families_client', 'oauth_families', ['client_id']);
-      await createTable(db, d, 'oauth_codes', {
-        hash: 'text', client_id: 'id', family_id: 'id', redirect_uri: 'text', code_challenge: 'text',
-        expires_at: 'timestamp', 'consumed_at?': 'timestamp', created_at: 'timestamp',
-      }, ['hash']).execute();
-      await idx('oauth_codes_expiry', 'oauth_codes', ['expires_at']);
-      await createTable(db, d, 'oauth_refresh_tokens', {
-        hash: 'text', family_id: 'id', client_id: 'id', expires_at: 'timestamp', 'consumed_at?': 'timestamp', created_at: 'timestamp',
-      }, ['hash']).execute();
-      await idx('oauth_refresh_tokens_family', 'oauth_refresh_tokens', ['family_id']);
-      await db.schema.alterTable('access_tokens').addColumn('family_id', sql.raw(d.ddl.id)).execute();
-      await db.schema.alterTable('access_tokens').addColumn('client_id', sql.raw(d.ddl.id)).execute();
-      await idx('access_tokens_family', 'access_tokens', ['family_id']);
-    },
-  };
-}
-
-/** Every migration, in order. Later issues append here. */
-export function migrations(d: DialectSupport): Record<string, Migration> {
-  return { '0001_foundation': foundation(d), '0002_access_and_limits': accessAndLimits(d), '0003_webhooks': webhooks(d), '0004_oauth': oauth(d) };
-}
-
-/** Apply pending migrations (kysely's Migrator takes the dialect's migration lock). */
-export async function migrate(db: Kysely<any>, d: DialectSupport, o: { schema?: string } = {}): Promise<void> {
-  const provider: MigrationProvider = { getMigrations: async () => migrations(d) };
-  const migrator = new Migrator({
-    db, provider, migrationTableName: 'pmapi_migrations', migrationLockTableName: 'pmapi_migrations_lock',
-    // Name the schema: kysely looks for its tables across every schema, and another schema's would fool it.
-    ...(o.schema ? { migrationTableSchema: o.schema } : {}),
-  });
-  const { error } = await migrator.migrateToLatest();
-  if (error) throw error;
-}

@@ -1,0 +1,33 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { DialectSupport } from '../dialect';
+import { foundation } from './0001-foundation';
+import { accessAndLimits } from './0002-access-and-limits';
+import { webhooks } from './0003-webhooks';
+import { oauth } from './0004-oauth';
+
+export { tableOf, createTable, type Cols } from './table';
+
+/**
+ * Every migration, in order: one file each in this folder. A new resource's
+ * migration creates its table from the declaration, so no column is spelled twice:
+ *
+ * @example
+ * export function notes(d: DialectSupport): Migration {
+ *   return { up: (db) => createTable(db, d, noteResource.table, tableOf(noteResource)).execute() };
+ * }
+ */
+export function migrations(d: DialectSupport): Record<string, Migration> {
+  return { '0001_foundation': foundation(d), '0002_access_and_limits': accessAndLimits(d), '0003_webhooks': webhooks(d), '0004_oauth': oauth(d) };
+}
+
+/** Apply pending migrations (kysely's Migrator takes the dialect's migration lock). */
+export async function migrate(db: Kysely<any>, d: DialectSupport, o: { schema?: string } = {}): Promise<void> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(d) };
+  const migrator = new Migrator({
+    db, provider, migrationTableName: 'pmapi_migrations', migrationLockTableName: 'pmapi_migrations_lock',
+    // Name the schema: kysely looks for its tables across every schema, and another schema's would fool it.
+    ...(o.schema ? { migrationTableSchema: o.schema } : {}),
+  });
+  const { error } = await migrator.migrateToLatest();
+  if (error) throw error;
+}
