@@ -91,6 +91,13 @@ describe('resource registry: policy and project scoping are declared, not writte
     }
   });
 
+  it('resource files hold no SQL and no dialect encoding: hooks read through field-name helpers (SQL lives under sql/)', () => {
+    for (const file of readdirSync(`${src}resources`).filter((f) => f.endsWith('.ts'))) {
+      const text = readFileSync(`${src}resources/${file}`, 'utf8');
+      expect(text, file).not.toMatch(/\.dialect\b|execShaped|ctx\.db\.|\.selectFrom\(|\.updateTable\(|\.deleteFrom\(|\.insertInto\(|sql`/);
+    }
+  });
+
   it('built-in roles follow each declaration: a new resource states what regular and client hold', () => {
     const widget = defineResource({
       name: 'widget', path: 'widgets', table: 'widgets', softDelete: false, operations: { list: true },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { niceIdsStartingWith } from '../sql/queries/projects';
 import { ProblemError } from '../errors/problem';
 import { defineResource, RANGE } from './define-resource';
 import { customFieldsSchema, f } from './fields';
@@ -69,7 +70,7 @@ export const projectResource = defineResource({
       if (input.archived === true) throw fieldError('archived', 'create_archived', 'a project cannot be created archived; archive it with PATCH');
       input.archived = false;
       if (input.portfolioId === undefined) {
-        const general = await ctx.repo.findBy(ctx.registry.get('portfolio'), ctx.teamId, 'is_general', [ctx.repo.dialect.encode('boolean', true)]);
+        const general = await ctx.repo.findWhere(ctx.registry.get('portfolio'), ctx.teamId, { isGeneral: true }, { limit: 1 });
         if (!general[0]) throw new ProblemError('conflict', 'The workspace has no General portfolio');
         input.portfolioId = general[0].id;
       }
@@ -96,9 +97,8 @@ export const projectResource = defineResource({
     async afterCreate(ctx, rec) {
       await insertRecord(ctx, 'status', { name: 'To do', projectId: rec.id, color: '#64748b', order: 100, archived: false });
       if (rec.accessType === 'public') {
-        const members = await ctx.db.selectFrom('members').select('id').where('team_id', '=', ctx.teamId)
-          .where('active', '=', ctx.repo.dialect.encode('boolean', true) as any).execute();
-        await ctx.repo.addLinks('project.members', ctx.teamId, rec.id, members.map((m) => m.id as string), ctx.now);
+        const members = await ctx.repo.findWhere(ctx.registry.get('member'), ctx.teamId, { active: true });
+        await ctx.repo.addLinks('project.members', ctx.teamId, rec.id, members.map((m) => m.id), ctx.now);
       }
     },
     async beforeUpdate(ctx, current, patch) {
@@ -114,36 +114,31 @@ export const projectResource = defineResource({
       // Purge: a project's tasks, lists and statuses go with it.
       for (const child of ['task', 'list', 'status']) {
         const res = ctx.registry.get(child);
-        const rows = await ctx.db.selectFrom(res.table).select('id').where('project_id', '=', rec.id).execute();
-        const ids = rows.map((r) => r.id as string);
+        const ids = (await ctx.repo.findWhere(res, ctx.teamId, { projectId: rec.id })).map((r) => r.id);
         const kinds = Object.keys(res.relations ?? {}).map((r) => `${res.name}.${r}`);
         for (let i = 0; i < ids.length; i += 500) {
           await ctx.repo.dropLinks({ kinds, parentIds: ids.slice(i, i + 500) });
         }
-        await ctx.db.deleteFrom(res.table).where('project_id', '=', rec.id).execute();
+        await ctx.repo.destroy(res, ctx.teamId, ids);
       }
     },
     async decorateGet(ctx, rec, out, select) {
       if (select && !select.has('defaultStatusId')) return;
-      const first = await ctx.repo.db.selectFrom('statuses').select('id').where('team_id', '=', ctx.teamId).where('project_id', '=', rec.id)
-        .where('archived', '=', ctx.repo.dialect.encode('boolean', false) as any).orderBy('order').orderBy('id').limit(1).executeTakeFirst();
-      out.defaultStatusId = (first?.id as string | undefined) ?? null;
+      const [first] = await ctx.repo.findWhere(ctx.registry.get('status'), ctx.teamId, { projectId: rec.id, archived: false }, { orderBy: ['order'], limit: 1 });
+      out.defaultStatusId = first?.id ?? null;
     },
   },
 });
 
 async function assertUniqueName(ctx: WriteContext, portfolioId: string, name: string, exceptId?: string) {
-  let q = ctx.db.selectFrom('projects').select('id').where('team_id', '=', ctx.teamId)
-    .where('portfolio_id', '=', portfolioId).where('name', '=', name).where('purge_at', 'is', null);
-  if (exceptId) q = q.where('id', '!=', exceptId);
-  if (await q.executeTakeFirst()) {
+  const same = await ctx.repo.findWhere(ctx.registry.get('project'), ctx.teamId, { portfolioId, name }, { limit: 1, ...(exceptId ? { exceptId } : {}) });
+  if (same.length) {
     throw new ProblemError('conflict', `A project named '${name}' already exists in this portfolio`, { field: 'name' });
   }
 }
 
 async function freeNiceId(ctx: WriteContext, base: string): Promise<string> {
-  const rows = await ctx.db.selectFrom('projects').select('nice_id').where('team_id', '=', ctx.teamId).where('nice_id', 'like', `${base}%`).execute();
-  const taken = new Set(rows.map((r) => r.nice_id as string));
+  const taken = await niceIdsStartingWith(ctx.repo, ctx.teamId, base);
   if (!taken.has(base)) return base;
   for (let i = 2; ; i++) if (!taken.has(`${base}${i}`)) return `${base}${i}`;
 }

@@ -3,7 +3,7 @@ import { defineResource, RANGE, type Rec } from './define-resource';
 import { customFieldsSchema, f } from './fields';
 import { fieldError, rejectPromotional } from './rules';
 import { announce, patchRecord } from '../services/records';
-import { execShaped } from '../sql/repo';
+import { allowsCompletingBlockedTasks } from '../sql/queries/workspaces';
 import type { WriteContext } from '../services/context';
 
 export const MOVE_SUBTREE_MAX = 200;
@@ -181,10 +181,8 @@ export const taskResource = defineResource({
 });
 
 async function firstActive(ctx: WriteContext, resName: 'status' | 'list', projectId: string): Promise<Rec | undefined> {
-  const res = ctx.registry.get(resName);
-  const rows = await ctx.db.selectFrom(res.table).selectAll().where('team_id', '=', ctx.teamId).where('project_id', '=', projectId)
-    .where('archived', '=', ctx.repo.dialect.encode('boolean', false) as any).orderBy('order').orderBy('id').limit(1).execute();
-  return rows[0] ? ctx.repo.decode(res, rows[0]) : undefined;
+  const [first] = await ctx.repo.findWhere(ctx.registry.get(resName), ctx.teamId, { projectId, archived: false }, { orderBy: ['order'], limit: 1 });
+  return first;
 }
 
 /** statusId and listId must belong to the task's project. */
@@ -201,16 +199,14 @@ async function checkDependency(ctx: WriteContext, dependencyId: string | null | 
   if (!dependencyId) return;
   const dep = await ctx.repo.get(ctx.registry.get('task'), ctx.teamId, dependencyId);
   if (!dep || dep.completed) return;
-  const ws = await ctx.db.selectFrom('workspaces').select('allow_completing_blocked_tasks as allow').where('id', '=', ctx.teamId).executeTakeFirst();
-  if (ws && ctx.repo.dialect.decode('boolean', ws.allow)) return;
+  if (await allowsCompletingBlockedTasks(ctx.repo, ctx.teamId)) return;
   throw new ProblemError('task_dependency_incomplete', `The dependency ${dependencyId} is not complete`, { dependencyId });
 }
 
 async function checkSiblingOrder(ctx: WriteContext, parentId: string | null, order: number, selfId?: string) {
   if (!parentId) return;
-  let q = ctx.db.selectFrom('tasks').select('id').where('parent_task_id', '=', parentId).where('order', '=', order);
-  if (selfId) q = q.where('id', '!=', selfId);
-  if (await q.executeTakeFirst()) throw new ProblemError('conflict', `A sibling subtask already holds order ${order}`, { field: 'order' });
+  const taken = await ctx.repo.findWhere(ctx.registry.get('task'), ctx.teamId, { parentTaskId: parentId, order }, { limit: 1, ...(selfId ? { exceptId: selfId } : {}) });
+  if (taken.length) throw new ProblemError('conflict', `A sibling subtask already holds order ${order}`, { field: 'order' });
 }
 
 async function checkNewParent(ctx: WriteContext, current: Rec, parentId: string | null, project: string) {
@@ -228,11 +224,9 @@ async function checkNewParent(ctx: WriteContext, current: Rec, parentId: string 
 
 /** Next niceId of a project: one atomic counter bump, so concurrent creates never share one. */
 async function nextNiceId(ctx: WriteContext, projectId: string): Promise<string> {
-  const r = await execShaped<{ task_counter: unknown }>(ctx.db, ctx.repo.dialect.name, 'task:niceId', [1, projectId, ctx.teamId], () =>
-    ctx.db.updateTable('projects').set((eb) => ({ task_counter: eb('task_counter', '+', 1) }))
-      .where('id', '=', projectId).where('team_id', '=', ctx.teamId).returning('task_counter'));
-  if (!r.rows[0]) throw new ProblemError('resource_not_found', `No project '${projectId}'`, { field: 'projectId', id: projectId });
-  return String(r.rows[0].task_counter);
+  const n = await ctx.repo.increment(ctx.registry.get('project'), ctx.teamId, projectId, 'taskCounter');
+  if (n === undefined) throw new ProblemError('resource_not_found', `No project '${projectId}'`, { field: 'projectId', id: projectId });
+  return String(n);
 }
 
 /** The task and all its descendants (breadth first), failing past `max` nodes. */

@@ -136,6 +136,44 @@ export class Repo {
     return rows.map((r) => this.decode(res, r));
   }
 
+  /**
+   * Live rows whose fields equal the given values, by field name and in
+   * engine form (the repository encodes them): the way resource hooks read,
+   * with no column names or dialect encoding of their own. `null` matches
+   * SQL NULL; `orderBy` names fields (`-order` descending), then id.
+   *
+   * @example await ctx.repo.findWhere(statuses, teamId, { projectId, archived: false }, { orderBy: ['order'], limit: 1 })
+   */
+  async findWhere(res: Resource, teamId: string, where: Record<string, unknown>, opts: { orderBy?: string[]; limit?: number; exceptId?: string } = {}): Promise<Rec[]> {
+    let q = this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId);
+    for (const [field, v] of Object.entries(where)) {
+      const column = res.columnOf[field];
+      if (!column) throw new Error(`pmapi: ${res.name} has no stored field '${field}'`);
+      const kind = res.fields[field]!.kind;
+      q = v === null || v === undefined ? q.where(column, 'is', null) : q.where(column, '=', this.dialect.encode(kind, v) as any);
+    }
+    if (res.softDelete) q = q.where('purge_at', 'is', null);
+    if (opts.exceptId) q = q.where('id', '!=', opts.exceptId);
+    for (const o of opts.orderBy ?? []) {
+      const desc = o.startsWith('-');
+      q = q.orderBy(res.columnOf[desc ? o.slice(1) : o]!, desc ? 'desc' : 'asc');
+    }
+    if (opts.orderBy) q = q.orderBy('id');
+    if (opts.limit) q = q.limit(opts.limit);
+    const rows = await q.execute();
+    return rows.map((r) => this.decode(res, r));
+  }
+
+  /** Add `by` to an integer field of one row and return the new value (one atomic statement); undefined when no such row. */
+  async increment(res: Resource, teamId: string, id: string, field: string, by = 1): Promise<number | undefined> {
+    const column = res.columnOf[field]!;
+    const r = await execShaped<Record<string, unknown>>(this.db, this.dialect.name, `increment:${res.table}:${column}`, [by, id, teamId], () =>
+      this.db.updateTable(res.table).set((eb) => ({ [column]: eb(column, '+', by) }))
+        .where('id', '=', id).where('team_id', '=', teamId).returning(column));
+    const row = r.rows[0];
+    return row ? Number(row[column]) : undefined;
+  }
+
   /** A page of rows for a list plan: keyset after the boundary, one extra row to tell hasMore. */
   async list(plan: ListPlan, teamId: string, take: number): Promise<Rec[]> {
     const { resource: res, sort } = plan;
