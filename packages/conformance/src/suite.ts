@@ -18,6 +18,7 @@ import { routeTableSuite } from './suites/route-table';
 import { accessReviewSuite } from './suites/access-review';
 import { webhooksSuite } from './suites/webhooks';
 import { oauthSuite } from './suites/oauth';
+import { registrySuite } from './suites/registry-generated';
 
 /** Every conformance suite, against one store factory. */
 export function runConformance(factory: StoreFactory): void {
@@ -40,4 +41,5 @@ export function runConformance(factory: StoreFactory): void {
   accessReviewSuite(factory);
   webhooksSuite(factory);
   oauthSuite(factory);
+  registrySuite(factory);
 }

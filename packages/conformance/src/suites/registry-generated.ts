@@ -1,0 +1,623 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { builtinResources, Registry, type FilterDef, type FilterOp, type Resource, type StorageKind } from '@pmapi/core';
+import { harness, type Harness, type Reply, type StoreFactory } from '../kit';
+
+/**
+ * Spec "Standard operations" (rules 3-7 and 12), "Soft delete" and the 405 rule,
+ * generated from the resource registry (issue 10 part 5): every declared filter
+ * and operator, every sort field both ways, every expand, every relation
+ * sub-route, delete/restore and every undeclared standard operation, for every
+ * resource. A resource added later is covered as soon as it has a fixture
+ * below; a resource without one fails here ("add a fixture for X").
+ */
+
+const e = encodeURIComponent;
+const ALL_OPS: readonly FilterOp[] = ['eq', 'in', 'contains', 'startsWith', 'gt', 'gte', 'lt', 'lte', 'null', 'notNull'];
+const RANGE_OPS = new Set<FilterOp>(['gt', 'gte', 'lt', 'lte']);
+/** Distinct names whose byte order (Beta < alpha < gamma) differs from case-insensitive order. */
+const NAMES = ['alpha', 'Beta', 'gamma'];
+const nameOf = (i: number) => NAMES[i] ?? `extra ${i}`;
+const DAY = 24 * 60 * 60 * 1000;
+const T0 = Date.parse('2026-04-01T00:00:00.000Z');
+const at = (ms: number) => new Date(ms).toISOString();
+/** Most pages a sort walk may take before it counts as endless. */
+const MAX_PAGES = 50;
+
+// ---------------------------------------------------------------------------
+// Fixtures: how to get records of each resource.
+
+/** The records a resource's describe works on, built lazily in one harness. */
+interface World {
+  h: Harness;
+  /** A project for project-scoped fixtures; owner, regular and client are members. */
+  home(): Promise<any>;
+  /** At least three records of a resource (created through its fixture on first use), as GET returns them. */
+  records(name: string): Promise<any[]>;
+  /** One more record of a resource, created through its fixture (for the write checks). */
+  fresh(name: string): Promise<any>;
+}
+
+type Fixture =
+  /** The create body of the i-th record; `prev` holds the records of this resource created so far. */
+  | { create: (w: World, i: number, prev: any[]) => Promise<Record<string, unknown>> }
+  /** Resources the API cannot create: ids of existing records. */
+  | { existing: (w: World) => Promise<string[]> };
+
+const FIXTURES: Record<string, Fixture> = {
+  actor: {
+    // An actor per member that wrote something: the owner (the home project), the regular and the client (a task each).
+    async existing(w) {
+      const p = await w.home();
+      const byRegular = await w.h.task(p.id, { name: 'by regular' }, w.h.a.regular.token);
+      const byClient = await w.h.task(p.id, { name: 'by client' }, w.h.a.client.token);
+      return [p.createdByActorId, byRegular.createdByActorId, byClient.createdByActorId];
+    },
+  },
+  member: {
+    existing: async (w) => [w.h.a.owner.id, w.h.a.regular.id, w.h.a.client.id],
+  },
+  role: {
+    create: async (_w, i) => ({ name: nameOf(i), initialScreen: i === 1 ? null : `screen-${i}` }),
+  },
+  label: {
+    create: async (_w, i) => ({ name: nameOf(i), color: i === 2 ? null : `#${['aa0000', '00bb00', '0000cc'][i % 3]}` }),
+  },
+  portfolio: {
+    create: async (w, i) => ({ name: nameOf(i), order: [20, 10, 30][i] ?? 40 + i, members: [w.h.a.owner.id] }),
+  },
+  project: {
+    async create(w, i) {
+      const portfolios = await w.records('portfolio');
+      return {
+        name: nameOf(i),
+        portfolioId: i === 1 ? w.h.a.generalPortfolioId : portfolios[i % portfolios.length].id,
+        accessType: (['limited', 'public', 'workspace'] as const)[i % 3],
+        order: [20, 10, 30][i] ?? 40 + i,
+        members: [w.h.a.owner.id, w.h.a.regular.id],
+      };
+    },
+  },
+  status: {
+    async create(w, i) {
+      const p = await w.home();
+      return {
+        name: nameOf(i), projectId: p.id, order: [250, 150, 350][i] ?? 400 + i, archived: i === 2,
+        assignees: [w.h.a.regular.id], hiddenFor: i === 0 ? [w.h.a.roleIds.client] : [],
+      };
+    },
+  },
+  list: {
+    async create(w, i, prev) {
+      const p = await w.home();
+      const body: Record<string, unknown> = { name: nameOf(i), projectId: p.id, order: [20, 10, 30][i] ?? 40 + i, assignees: [w.h.a.owner.id] };
+      if (i === 0) body.statusId = p.defaultStatusId ?? (await w.h.get(`/projects/${p.id}`)).body.defaultStatusId;
+      if (i >= 1) body.dependencyId = prev[0].id;
+      if (i === 2) Object.assign(body, { isMilestone: true, start: at(T0), end: at(T0 + 3 * DAY), archived: true });
+      return body;
+    },
+  },
+  task: {
+    async create(w, i, prev) {
+      const p = await w.home();
+      const labels = await w.records('label');
+      const lists = await w.records('list');
+      const body: Record<string, unknown> = {
+        name: nameOf(i),
+        projectId: p.id,
+        order: [3, 1, 2][i] ?? 10 + i,
+        orderList: i === 1 ? null : i * 10,
+        dueAt: i === 2 ? null : at(T0 + (2 - i) * DAY),
+        startAt: i === 0 ? null : at(T0 - i * DAY),
+        listId: i === 1 ? null : lists[i % lists.length].id,
+        labels: [labels[i % labels.length].id],
+        assignees: [[w.h.a.owner.id, w.h.a.regular.id][i % 2]],
+        subscribers: [w.h.a.regular.id],
+      };
+      // completed first, so the second may depend on it; the third is an archived subtask
+      if (i === 0) body.completed = true;
+      if (i === 1) body.dependencyId = prev[0].id;
+      if (i === 2) Object.assign(body, { parentTaskId: prev[0].id, archived: true });
+      return body;
+    },
+  },
+  webhook: {
+    create: async (_w, i) => ({ name: i === 2 ? null : nameOf(i), url: 'https://hooks.example.com/x', active: i !== 1, events: [] }),
+  },
+};
+
+function world(h: Harness): World {
+  const made = new Map<string, Promise<any[]>>();
+  const counters = new Map<string, number>();
+  let home: Promise<any> | undefined;
+  const resOf = (name: string): Resource => h.api.registry.get(name);
+  const fixtureOf = (name: string): Fixture => {
+    const fx = FIXTURES[name];
+    if (!fx) throw new Error(`add a fixture for ${name} (resource /${resOf(name).path}) to FIXTURES in packages/conformance/src/suites/registry-generated.ts`);
+    return fx;
+  };
+  async function createOne(name: string, prev: any[]): Promise<any> {
+    const res = resOf(name);
+    const fx = fixtureOf(name);
+    if (!('create' in fx)) throw new Error(`the fixture for ${name} lists existing records only; this check needs a record it can create`);
+    const i = counters.get(name) ?? 0;
+    counters.set(name, i + 1);
+    const body = await fx.create(w, i, prev);
+    // distinct createdAt/updatedAt for every record
+    h.clock.advance(1000);
+    const r = await h.post(`/${res.path}`, body);
+    if (r.status !== 201) throw new Error(`fixture ${name} #${i}: POST /${res.path} ${JSON.stringify(body)} → ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  }
+  async function getAll(res: Resource, ids: string[]): Promise<any[]> {
+    const out: any[] = [];
+    for (const id of ids) {
+      const r = await h.get(`/${res.path}/${id}`);
+      if (r.status !== 200) throw new Error(`fixture ${res.name}: GET /${res.path}/${id} → ${r.status} ${JSON.stringify(r.body)}`);
+      out.push(r.body);
+    }
+    return out;
+  }
+  const w: World = {
+    h,
+    home() {
+      home ??= (async () => {
+        const p = await h.project({ name: 'Fixture home', members: [h.a.owner.id, h.a.regular.id, h.a.client.id] });
+        return (await h.get(`/projects/${p.id}`)).body;
+      })();
+      return home;
+    },
+    records(name) {
+      let p = made.get(name);
+      if (!p) {
+        p = (async () => {
+          const res = resOf(name);
+          const fx = fixtureOf(name);
+          if ('existing' in fx) return getAll(res, await fx.existing(w));
+          const created: any[] = [];
+          for (let i = 0; i < 3; i++) created.push(await createOne(name, created));
+          // as they read now (a later create may have touched an earlier one)
+          return getAll(res, created.map((x) => x.id));
+        })();
+        made.set(name, p);
+      }
+      return p;
+    },
+    async fresh(name) {
+      const prev = await w.records(name);
+      return createOne(name, prev);
+    },
+  };
+  return w;
+}
+
+// ---------------------------------------------------------------------------
+// Helpers.
+
+function expectProblem(r: Reply, status: number, code: string): void {
+  expect({ status: r.status, code: r.body?.code }, JSON.stringify(r.body)).toEqual({ status, code });
+}
+
+/** The response field a filter reads (the relation's body field for relation filters). */
+function filterField(res: Resource, name: string, fd: FilterDef): string | undefined {
+  if (fd.relation) return res.relations?.[fd.relation]?.field;
+  return fd.field ?? name;
+}
+
+function filterKind(res: Resource, name: string, fd: FilterDef): StorageKind {
+  if (fd.relation) return 'text';
+  return res.fields[fd.field ?? name]?.kind ?? 'text';
+}
+
+/** The values a row holds for a filter: the ids of a relation, or the one scalar (null included); undefined if the row lacks the field. */
+function rowValues(row: any, field: string | undefined, relation: boolean): unknown[] | undefined {
+  if (!field || !(field in row)) return undefined;
+  const v = row[field];
+  if (relation) return Array.isArray(v) ? v : [];
+  return [v];
+}
+
+function byteCompare(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** Compare two non-null values of a kind as the stores do (text in byte order, false < true). */
+function compare(kind: StorageKind, a: unknown, b: unknown): number {
+  switch (kind) {
+    case 'timestamp':
+      return Date.parse(a as string) - Date.parse(b as string);
+    case 'number':
+    case 'integer':
+      return (a as number) - (b as number);
+    case 'boolean':
+      return Number(a) - Number(b);
+    default:
+      return byteCompare(String(a), String(b));
+  }
+}
+
+/** Sort order with nulls as the largest value (docs/not-shown.md "Null ordering"). */
+function compareNullsLast(kind: StorageKind, a: unknown, b: unknown): number {
+  if (a === null && b === null) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  return compare(kind, a, b);
+}
+
+/** Does a row with these values satisfy `op` with `arg` (a value as records hold it; for `in` an array)? */
+function holds(kind: StorageKind, vals: unknown[], op: FilterOp, arg: unknown): boolean {
+  const lower = (s: unknown) => String(s).toLowerCase();
+  switch (op) {
+    case 'eq':
+      return vals.some((v) => v !== null && compare(kind, v, arg) === 0);
+    case 'in':
+      return vals.some((v) => v !== null && (arg as unknown[]).some((a) => compare(kind, v, a) === 0));
+    case 'contains':
+      return vals.some((v) => typeof v === 'string' && lower(v).includes(lower(arg)));
+    case 'startsWith':
+      return vals.some((v) => typeof v === 'string' && lower(v).startsWith(lower(arg)));
+    case 'gt':
+      return vals.some((v) => v !== null && compare(kind, v, arg) > 0);
+    case 'gte':
+      return vals.some((v) => v !== null && compare(kind, v, arg) >= 0);
+    case 'lt':
+      return vals.some((v) => v !== null && compare(kind, v, arg) < 0);
+    case 'lte':
+      return vals.some((v) => v !== null && compare(kind, v, arg) <= 0);
+    case 'null':
+      return (vals[0] === null) === arg;
+    case 'notNull':
+      return (vals[0] !== null) === arg;
+  }
+}
+
+/** A value of the kind that the filter accepts, for filters no record holds a value of. */
+function placeholder(kind: StorageKind): unknown {
+  switch (kind) {
+    case 'boolean':
+      return true;
+    case 'number':
+    case 'integer':
+      return 1;
+    case 'timestamp':
+      return at(T0);
+    default:
+      return 'zz-no-such-value';
+  }
+}
+
+const swapCase = (s: string) => [...s].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join('');
+
+/** One list request for a filter and its check: 200, every row satisfies it, and `rec` is in (or out of) the result. */
+interface FilterCase {
+  op: FilterOp;
+  /** The query value as sent. */
+  raw: string;
+  /** The value as records hold it (array for `in`, boolean for null/notNull). */
+  arg: unknown;
+  contains?: string[];
+  excludes?: string[];
+}
+
+function filterCases(res: Resource, name: string, fd: FilterDef, recs: any[]): FilterCase[] {
+  const field = filterField(res, name, fd);
+  const kind = filterKind(res, name, fd);
+  const relation = !!fd.relation;
+  // records with a usable value, and that value
+  const usable: Array<{ rec: any; value: unknown }> = [];
+  for (const rec of recs) {
+    const vals = rowValues(rec, field, relation);
+    const v = vals?.find((x) => x !== null && x !== undefined);
+    if (v !== undefined) usable.push({ rec, value: v });
+  }
+  const first = usable[0];
+  const str = (v: unknown) => String(v);
+  const out: FilterCase[] = [];
+  for (const op of fd.ops) {
+    switch (op) {
+      case 'eq': {
+        if (kind === 'boolean') {
+          for (const b of [true, false]) {
+            const hit = usable.find((u) => u.value === b);
+            out.push({ op, raw: String(b), arg: b, ...(hit ? { contains: [hit.rec.id] } : {}) });
+          }
+        } else if (first) out.push({ op, raw: str(first.value), arg: first.value, contains: [first.rec.id] });
+        else out.push({ op, raw: str(placeholder(kind)), arg: placeholder(kind) });
+        break;
+      }
+      case 'in': {
+        const picks = usable.filter((u) => typeof u.value !== 'string' || (!u.value.includes(',') && u.value.trim() === u.value));
+        const distinct = picks.filter((u, i) => picks.findIndex((x) => compare(kind, x.value, u.value) === 0) === i).slice(0, 2);
+        if (distinct.length) out.push({ op, raw: distinct.map((u) => str(u.value)).join(','), arg: distinct.map((u) => u.value), contains: distinct.map((u) => u.rec.id) });
+        else out.push({ op, raw: str(placeholder(kind)), arg: [placeholder(kind)] });
+        break;
+      }
+      case 'contains':
+      case 'startsWith': {
+        const hit = usable.find((u) => typeof u.value === 'string' && u.value.length > 0);
+        if (hit) {
+          const v = hit.value as string;
+          const part = op === 'startsWith' ? v.slice(0, Math.min(3, v.length)) : v.length >= 3 ? v.slice(1, -1) : v;
+          // the case rule: case-insensitive on both sides
+          out.push({ op, raw: swapCase(part), arg: swapCase(part), contains: [hit.rec.id] });
+        } else out.push({ op, raw: 'zz', arg: 'zz' });
+        break;
+      }
+      case 'gt':
+      case 'gte':
+      case 'lt':
+      case 'lte': {
+        if (first) {
+          const inclusive = op === 'gte' || op === 'lte';
+          out.push({ op, raw: str(first.value), arg: first.value, ...(inclusive ? { contains: [first.rec.id] } : { excludes: [first.rec.id] }) });
+        } else out.push({ op, raw: str(placeholder(kind)), arg: placeholder(kind) });
+        break;
+      }
+      case 'null':
+      case 'notNull': {
+        for (const b of [true, false]) {
+          const isNull = (rec: any) => rowValues(rec, field, relation)?.[0] === null;
+          const want = (rec: any) => (op === 'null' ? isNull(rec) === b : !isNull(rec) === b);
+          const inside = recs.filter((r) => rowValues(r, field, relation) !== undefined && want(r)).map((r) => r.id);
+          const outside = recs.filter((r) => rowValues(r, field, relation) !== undefined && !want(r)).map((r) => r.id);
+          out.push({ op, raw: String(b), arg: b, contains: inside, excludes: outside });
+        }
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** Follow nextCursor with limit=2 to the end; returns the rows in order. */
+async function walk(h: Harness, base: string): Promise<any[]> {
+  const rows: any[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const r = await h.get(`${base}&limit=2${cursor ? `&cursor=${e(cursor)}` : ''}`);
+    expect(r.status, `${base} page ${page}: ${JSON.stringify(r.body)}`).toBe(200);
+    rows.push(...r.body.data);
+    if (!r.body.hasMore) {
+      expect(r.body.nextCursor).toBeNull();
+      return rows;
+    }
+    expect(r.body.data, `${base} page ${page}`).toHaveLength(2);
+    cursor = r.body.nextCursor;
+  }
+  throw new Error(`${base}: the walk did not end within ${MAX_PAGES} pages`);
+}
+
+const STANDARD: Array<{ op: 'list' | 'create' | 'get' | 'update' | 'delete'; method: string; item: boolean }> = [
+  { op: 'list', method: 'GET', item: false },
+  { op: 'create', method: 'POST', item: false },
+  { op: 'get', method: 'GET', item: true },
+  { op: 'update', method: 'PATCH', item: true },
+  { op: 'delete', method: 'DELETE', item: true },
+];
+
+// ---------------------------------------------------------------------------
+
+export function registrySuite(factory: StoreFactory): void {
+  // The registry the harness's API serves (createPmapi without extra resources): walked at collection time.
+  const resources = new Registry(builtinResources).all();
+
+  describe(`[${factory.name}] v3 Standard operations (generated from the registry): coverage`, () => {
+    let h: Harness;
+    beforeAll(async () => {
+      h = await harness(factory);
+    });
+    afterAll(() => h?.close());
+
+    it('the walked registry is the API registry, and every resource has a fixture', () => {
+      expect(h.api.registry.all().map((r) => r.name).sort()).toEqual(resources.map((r) => r.name).sort());
+      const missing = h.api.registry.all().filter((r) => !FIXTURES[r.name]).map((r) => `add a fixture for ${r.name} (/${r.path})`);
+      const stale = Object.keys(FIXTURES).filter((n) => !h.api.registry.byName.has(n)).map((n) => `the fixture ${n} names no resource`);
+      expect([...missing, ...stale]).toEqual([]);
+    });
+  });
+
+  for (const res of resources) {
+    describe(`[${factory.name}] v3 Standard operations (generated from the registry): ${res.path}`, () => {
+      let h: Harness;
+      let w: World;
+      let recs: any[];
+      beforeAll(async () => {
+        h = await harness(factory);
+        w = world(h);
+        if (!FIXTURES[res.name]) throw new Error(`add a fixture for ${res.name} (/${res.path}) to FIXTURES in packages/conformance/src/suites/registry-generated.ts`);
+        recs = await w.records(res.name);
+        expect(recs.length).toBeGreaterThanOrEqual(1);
+      });
+      afterAll(() => h?.close());
+
+      // -- rule 7: every filter and operator -------------------------------------------------
+      if (res.operations.list) {
+        for (const [name, fd] of Object.entries(res.filters)) {
+          it(`filter ${name}[${fd.ops.join('|')}] answers 200 and its rows satisfy it`, async () => {
+            const field = filterField(res, name, fd);
+            const kind = filterKind(res, name, fd);
+            for (const c of filterCases(res, name, fd, recs)) {
+              const q = `/${res.path}?${name}[${c.op}]=${e(c.raw)}&limit=200`;
+              const r = await h.get(q);
+              expect(r.status, `${q}: ${JSON.stringify(r.body)}`).toBe(200);
+              const ids = (r.body.data as any[]).map((x) => x.id as string);
+              for (const id of c.contains ?? []) expect(ids, `${q} should contain ${id}`).toContain(id);
+              for (const id of c.excludes ?? []) expect(ids, `${q} should not contain ${id}`).not.toContain(id);
+              for (const row of r.body.data as any[]) {
+                const vals = rowValues(row, field, !!fd.relation);
+                if (vals === undefined) continue;
+                expect(holds(kind, vals, c.op, c.arg), `${q}: row ${row.id} has ${field}=${JSON.stringify(row[field!])}`).toBe(true);
+              }
+            }
+          });
+
+          const undeclared = ALL_OPS.filter((op) => !fd.ops.includes(op));
+          if (undeclared.length) {
+            it(`filter ${name} refuses its undeclared operators (${undeclared.join(', ')}) with 400 invalid_query_param`, async () => {
+              for (const op of undeclared) {
+                const value = op === 'null' || op === 'notNull' ? 'true' : String(placeholder(filterKind(res, name, fd)));
+                const r = await h.get(`/${res.path}?${name}[${op}]=${e(value)}`);
+                expectProblem(r, 400, 'invalid_query_param');
+                expect(r.body.name).toBe(`${name}[${op}]`);
+              }
+            });
+          }
+        }
+      }
+
+      // -- rule 6: every sort field, both ways, through cursors -------------------------------
+      if (res.operations.list) {
+        for (const field of res.sortFields) {
+          for (const desc of [false, true]) {
+            const sort = desc ? `-${field}` : field;
+            it(`sort=${sort}: a limit=2 cursor walk is complete, without duplicates, in order`, async () => {
+              const kind = res.fields[field]?.kind ?? 'text';
+              const base = `/${res.path}?sort=${e(sort)}`;
+              const rows = await walk(h, base);
+              const ids = rows.map((x) => x.id as string);
+              expect(new Set(ids).size, `${base}: duplicates in ${ids.join(',')}`).toBe(ids.length);
+              for (const rec of recs) expect(ids, `${base}: ${res.name} ${rec.id} missing`).toContain(rec.id);
+              // the same order as one big page
+              const whole = await h.get(`${base}&limit=200`);
+              expect(whole.status).toBe(200);
+              expect(ids).toEqual((whole.body.data as any[]).map((x) => x.id));
+              if (rows.every((row) => field in row)) {
+                for (let i = 1; i < rows.length; i++) {
+                  const [a, b] = [rows[i - 1][field], rows[i][field]];
+                  const c = compareNullsLast(kind, a, b);
+                  expect(desc ? c >= 0 : c <= 0, `${base}: ${JSON.stringify(a)} (${rows[i - 1].id}) before ${JSON.stringify(b)} (${rows[i].id})`).toBe(true);
+                }
+              }
+            });
+          }
+        }
+      }
+
+      // -- rule 4: every expand on a single read ----------------------------------------------
+      if (res.operations.get) {
+        for (const [name, ex] of Object.entries(res.expand)) {
+          it(`GET /${res.path}/{id}?expand=${name} answers 200 with ${name} (${ex.kind} → ${ex.target})`, async () => {
+            // the record that has something to expand, where one has
+            const rec = ex.kind === 'one' ? recs.find((x) => x[ex.field] != null) ?? recs[0] : recs[0];
+            const r = await h.get(`/${res.path}/${rec.id}?expand=${e(name)}`);
+            expect(r.status, JSON.stringify(r.body)).toBe(200);
+            expect(r.body, `expand=${name}`).toHaveProperty(name);
+            const v = r.body[name];
+            if (ex.kind === 'one') {
+              expect(v === null || (typeof v === 'object' && !Array.isArray(v)), `expand=${name}: ${JSON.stringify(v)}`).toBe(true);
+              if (v !== null) expect(v.id).toBe(rec[ex.field]);
+            } else {
+              expect(Array.isArray(v), `expand=${name}: ${JSON.stringify(v)}`).toBe(true);
+              for (const item of v as any[]) expect(typeof item === 'object' && item !== null && typeof item.id === 'string').toBe(true);
+              if (ex.kind === 'children') for (const item of v as any[]) if (ex.field in item) expect(item[ex.field]).toBe(rec.id);
+              if (ex.kind === 'many') {
+                const field = res.relations?.[ex.relation]?.field;
+                const linked = field ? (rec[field] as string[] | undefined) : undefined;
+                if (linked) expect((v as any[]).map((x) => x.id).sort()).toEqual([...linked].sort());
+              }
+            }
+          });
+        }
+      }
+
+      // -- rule 12: relation sub-routes -------------------------------------------------------
+      for (const [seg, relName] of Object.entries(res.relationByPath)) {
+        const rel = res.relations![relName]!;
+        if (rel.supported) {
+          it(`POST and DELETE /${res.path}/{id}/${seg} with {ids} answer 200`, async () => {
+            const parent = await w.fresh(res.name);
+            const targets = await w.records(rel.target);
+            const target = targets.find((t) => t.id !== parent.id);
+            if (!target) throw new Error(`no ${rel.target} record other than the parent to link through ${seg}`);
+            const add = await h.post(`/${res.path}/${parent.id}/${seg}`, { ids: [target.id] });
+            expect(add.status, JSON.stringify(add.body)).toBe(200);
+            if (rel.field && rel.field in add.body) expect(add.body[rel.field]).toContain(target.id);
+            const remove = await h.del(`/${res.path}/${parent.id}/${seg}`, { body: { ids: [target.id] } });
+            expect(remove.status, JSON.stringify(remove.body)).toBe(200);
+            if (rel.field && rel.field in remove.body) expect(remove.body[rel.field]).not.toContain(target.id);
+          });
+        } else {
+          it(`POST and DELETE /${res.path}/{id}/${seg} answer 501 m2m_not_supported`, async () => {
+            const parent = recs[0];
+            expectProblem(await h.post(`/${res.path}/${parent.id}/${seg}`, { ids: ['abc123'] }), 501, 'm2m_not_supported');
+            expectProblem(await h.del(`/${res.path}/${parent.id}/${seg}`, { body: { ids: ['abc123'] } }), 501, 'm2m_not_supported');
+          });
+        }
+      }
+      it(`an unknown sub-route segment (/${res.path}/{id}/no-such-relation) is 400 m2m_relation_unknown`, async () => {
+        for (const r of [
+          await h.post(`/${res.path}/${recs[0].id}/no-such-relation`, { ids: [recs[0].id] }),
+          await h.del(`/${res.path}/${recs[0].id}/no-such-relation`, { body: { ids: [recs[0].id] } }),
+        ]) {
+          expectProblem(r, 400, 'm2m_relation_unknown');
+          expect([...r.body.available].sort()).toEqual(Object.keys(res.relationByPath).sort());
+        }
+      });
+
+      // -- delete, soft delete and restore ---------------------------------------------------
+      if (res.operations.delete && res.softDelete) {
+        it('DELETE trashes (204, then 404); purgeAt[notNull] lists it; POST /restore brings it back', async () => {
+          const rec = await w.fresh(res.name);
+          expect((await h.del(`/${res.path}/${rec.id}`)).status).toBe(204);
+          expectProblem(await h.get(`/${res.path}/${rec.id}`), 404, 'resource_not_found');
+          if (res.operations.list) {
+            const live = await h.get(`/${res.path}?limit=200`);
+            expect((live.body.data as any[]).map((x) => x.id)).not.toContain(rec.id);
+            if (res.filters.purgeAt?.ops.includes('notNull')) {
+              const trash = await h.get(`/${res.path}?purgeAt[notNull]=true&limit=200`);
+              expect(trash.status).toBe(200);
+              const row = (trash.body.data as any[]).find((x) => x.id === rec.id);
+              expect(row, 'the trashed record is listed by purgeAt[notNull]=true').toBeDefined();
+              expect(row.purgeAt).toBeTypeOf('string');
+              // the other purgeAt operators, against the trashed row's own purgeAt
+              const expected: Partial<Record<FilterOp, [string, boolean]>> = {
+                null: ['false', true], gt: [row.purgeAt, false], gte: [row.purgeAt, true], lt: [row.purgeAt, false], lte: [row.purgeAt, true],
+              };
+              for (const op of res.filters.purgeAt.ops) {
+                const [value, listed] = expected[op] ?? [];
+                if (value === undefined) continue;
+                const q = `/${res.path}?purgeAt[${op}]=${e(value)}&limit=200`;
+                const r = await h.get(q);
+                expect(r.status, `${q}: ${JSON.stringify(r.body)}`).toBe(200);
+                const ids = (r.body.data as any[]).map((x) => x.id);
+                if (listed) expect(ids, `${q} should list the trashed record`).toContain(rec.id);
+                else expect(ids, `${q} should not list the trashed record`).not.toContain(rec.id);
+              }
+            }
+          }
+          const back = await h.post(`/${res.path}/${rec.id}/restore`);
+          expect(back.status, JSON.stringify(back.body)).toBe(200);
+          expect(back.body.id).toBe(rec.id);
+          expect(back.body.purgeAt).toBeNull();
+          expect((await h.get(`/${res.path}/${rec.id}`)).status).toBe(200);
+        });
+      }
+      if (res.operations.delete && !res.softDelete) {
+        it('DELETE removes for good (204, then 404); /restore is refused with a 4xx', async () => {
+          const rec = await w.fresh(res.name);
+          expect((await h.del(`/${res.path}/${rec.id}`)).status).toBe(204);
+          expectProblem(await h.get(`/${res.path}/${rec.id}`), 404, 'resource_not_found');
+          // Without soft delete, `restore` is no route of its own: it is read as a relation segment.
+          const r = await h.post(`/${res.path}/${rec.id}/restore`);
+          expect(r.status, JSON.stringify(r.body)).toBeGreaterThanOrEqual(400);
+          expect(r.status, JSON.stringify(r.body)).toBeLessThan(500);
+          expectProblem(r, 400, 'm2m_relation_unknown');
+        });
+      }
+
+      // -- 405 for every undeclared standard operation ---------------------------------------
+      const missing = STANDARD.filter((s) => !res.operations[s.op]);
+      if (missing.length) {
+        it(`undeclared operations (${missing.map((m) => m.op).join(', ')}) answer 405 method_not_allowed with Allow`, async () => {
+          for (const s of missing) {
+            const path = s.item ? `/${res.path}/${recs[0].id}` : `/${res.path}`;
+            const allowed = STANDARD.filter((x) => x.item === s.item && res.operations[x.op]).map((x) => x.method).sort();
+            const r = await h.req(s.method, path, s.method === 'POST' || s.method === 'PATCH' ? { body: {} } : {});
+            expectProblem(r, 405, 'method_not_allowed');
+            expect(r.headers.allow, `${s.method} ${path}: Allow`).toBeTypeOf('string');
+            expect(r.headers.allow!.split(',').map((x) => x.trim()).filter(Boolean).sort(), `${s.method} ${path}: Allow`).toEqual(allowed);
+          }
+        });
+      }
+    });
+  }
+}
