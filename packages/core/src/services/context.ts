@@ -63,4 +63,16 @@ export interface WriteContext extends ReadContext {
   mustGet(res: Resource | string, id: string, field?: string): Promise<Rec>;
   /** The next stamp for `updatedAt`: strictly after `previous`. */
   stamp(previous?: number): number;
+  /**
+   * The common stamps of a change to a row last updated at `previous`: a
+   * strictly later `updatedAt` and the calling actor (spec "Conventions").
+   * Every write path stamps through this one function.
+   */
+  touch(previous: number): Promise<UpdateStamp>;
+}
+
+export interface UpdateStamp {
+  updatedAt: number;
+  updatedByActorId: string;
+  updatedByActorType: ActorType;
 }

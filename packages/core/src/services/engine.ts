@@ -86,6 +86,10 @@ export class Engine {
         lastStamp = t;
         return t;
       },
+      touch: async (previous) => {
+        const actor = await ctx.actor();
+        return { updatedAt: ctx.stamp(previous), updatedByActorId: actor.id, updatedByActorType: actor.type };
+      },
     };
     return ctx;
   }
@@ -286,9 +290,9 @@ export class Engine {
     if (res.projectField && typeof patch[res.projectField] === 'string' && patch[res.projectField] !== current[res.projectField]) {
       await ctx.access.assertProject(patch[res.projectField] as string);
     }
-    const actor = await ctx.actor();
-    const now = ctx.stamp(current.updatedAt as number);
-    const values = { ...patch, updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type };
+    const stamp = await ctx.touch(current.updatedAt as number);
+    const now = stamp.updatedAt;
+    const values = { ...patch, ...stamp };
     const ok = await ctx.repo.update(res, ctx.teamId, id, values, current.updatedAt as number);
     if (!ok) throw new ProblemError('stale_write', `${res.name} ${id} changed while this update ran`);
     const after = { ...current, ...values } as Rec;
@@ -317,11 +321,8 @@ export class Engine {
     let payload: Record<string, unknown>;
     let removed = current;
     if (res.softDelete) {
-      const actor = await ctx.actor();
-      const now = ctx.stamp(current.updatedAt as number);
       await ctx.repo.update(res, ctx.teamId, id, {
-        purgeAt: ctx.now + SOFT_DELETE_RETENTION_MS, deletedById: ctx.principal.memberId,
-        updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type,
+        purgeAt: ctx.now + SOFT_DELETE_RETENTION_MS, deletedById: ctx.principal.memberId, ...(await ctx.touch(current.updatedAt as number)),
       });
       removed = (await ctx.repo.get(res, ctx.teamId, id, { includeTrashed: true }))!;
       payload = await this.payloadOf(ctx, res, removed);
@@ -352,11 +353,7 @@ export class Engine {
     await ctx.access.assertRecord(res, current);
     if (current.purgeAt === null) return this.respond(ctx, res, current, query, 200);
     await res.hooks?.beforeRestore?.(ctx, current);
-    const actor = await ctx.actor();
-    const now = ctx.stamp(current.updatedAt as number);
-    await ctx.repo.update(res, ctx.teamId, id, {
-      purgeAt: null, deletedById: null, updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type,
-    });
+    await ctx.repo.update(res, ctx.teamId, id, { purgeAt: null, deletedById: null, ...(await ctx.touch(current.updatedAt as number)) });
     const stored = (await ctx.repo.get(res, ctx.teamId, id))!;
     const payload = await this.payloadOf(ctx, res, stored);
     this.event(ctx, res, 'restored', stored, payload);
@@ -389,9 +386,7 @@ export class Engine {
     }
     let rec = current;
     if (changed.length) {
-      const actor = await ctx.actor();
-      const now = ctx.stamp(current.updatedAt as number);
-      await ctx.repo.update(res, ctx.teamId, id, { updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type });
+      await ctx.repo.update(res, ctx.teamId, id, { ...(await ctx.touch(current.updatedAt as number)) });
       rec = (await ctx.repo.get(res, ctx.teamId, id))!;
       this.membershipEvents(ctx, res, rec, relation, changed, change === 'add' ? 'added' : 'removed');
     }

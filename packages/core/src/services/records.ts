@@ -36,9 +36,7 @@ export async function newRecord(ctx: WriteContext, res: Resource, values: Record
 export async function patchRecord(ctx: WriteContext, res: Resource, stale: Rec, values: Record<string, unknown>): Promise<Rec> {
   // Re-read under a row lock so updatedAt stays strictly increasing against concurrent writers.
   const rec = (await ctx.repo.get(res, ctx.teamId, stale.id, { lock: true, includeTrashed: true })) ?? stale;
-  const actor = await ctx.actor();
-  const now = ctx.stamp(rec.updatedAt as number);
-  const all = { ...values, updatedAt: now, updatedByActorId: actor.id, updatedByActorType: actor.type };
+  const all = { ...values, ...(await ctx.touch(rec.updatedAt as number)) };
   await ctx.repo.update(res, ctx.teamId, rec.id, all);
   const after = { ...rec, ...all } as Rec;
   await announce(ctx, res, after, 'updated');
