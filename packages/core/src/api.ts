@@ -177,7 +177,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   return {
     handle,
     ...(oauth ? { oauth } : {}),
-    admin: new Admin(o.store, clock, ids, o.defaultLabels ?? ['Bug', 'Feature', 'Urgent']),
+    admin: new Admin(o.store, clock, ids, o.defaultLabels ?? ['Bug', 'Feature', 'Urgent'], registry),
     jobs: {
       async purge() {
         const purged = await engine.purge(system);

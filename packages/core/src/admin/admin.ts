@@ -6,6 +6,9 @@ import { mintToken } from '../auth/mint';
 import { isValidScope } from '../auth/scopes';
 import { initialsOf, PALETTE, secondaryOf } from '../resources/rules';
 import { registerClient, revokeClient, type RegisterOAuthClientInput, type RegisteredOAuthClient } from '../oauth/clients';
+import type { Registry } from '../resources/registry';
+import { Repo } from '../sql/repo';
+import { seedRecord } from '../services/records';
 
 /** The four built-in roles (spec "Role"); their permission lists arrive with access control. */
 export const BUILTIN_ROLES = ['owner', 'manager', 'regular', 'client'] as const;
@@ -42,6 +45,7 @@ export class Admin {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly defaultLabels: readonly string[],
+    private readonly registry: Registry,
   ) {}
 
   private get d() {
@@ -62,28 +66,21 @@ export class Admin {
         id: teamId, name: input.name, timezone: input.timezone ?? 'UTC', owner_member_id: null,
         allow_completing_blocked_tasks: this.d.encode('boolean', false), ...this.stamps(now),
       }).execute();
+      // Seeded through the declarations (columns and encodings come from them).
+      const repo = new Repo(trx, this.d);
+      const seed = (name: string, values: Record<string, unknown>) => seedRecord(repo, this.ids, this.registry.get(name), teamId, values, now);
       const roleIds = {} as Record<BuiltinRole, string>;
       for (const name of BUILTIN_ROLES) {
-        roleIds[name] = this.ids.id();
-        await trx.insertInto('roles').values({
-          id: roleIds[name], team_id: teamId, name, editable: this.d.encode('boolean', false),
-          permissions: this.d.encode('json', []), initial_screen: null, ...this.stamps(now),
-        }).execute();
+        roleIds[name] = (await seed('role', { name, editable: false, permissions: [] })).id;
       }
       const owner = await this.insertMember(trx, teamId, { ...input.owner, role: 'owner' }, roleIds.owner, now);
       await trx.updateTable('workspaces').set({ owner_member_id: owner.id }).where('id', '=', teamId).execute();
-      const generalPortfolioId = this.ids.id();
       const color = PALETTE[0];
-      await trx.insertInto('portfolios').values({
-        id: generalPortfolioId, team_id: teamId, name: 'General', icon: null, initials: initialsOf('General'), color,
-        secondary_color: secondaryOf(color), is_general: this.d.encode('boolean', true), order: 0, owner_id: owner.id,
-        purge_at: null, deleted_by_id: null, ...this.stamps(now),
-      }).execute();
-      for (const name of this.defaultLabels) {
-        await trx.insertInto('labels').values({
-          id: this.ids.id(), team_id: teamId, name, color: null, is_default: this.d.encode('boolean', true), ...this.stamps(now),
-        }).execute();
-      }
+      const general = await seed('portfolio', {
+        name: 'General', initials: initialsOf('General'), color, secondaryColor: secondaryOf(color), isGeneral: true, order: 0, ownerId: owner.id,
+      });
+      const generalPortfolioId = general.id;
+      for (const name of this.defaultLabels) await seed('label', { name, isDefault: true });
       return { id: teamId, name: input.name, ownerMemberId: owner.id, generalPortfolioId, roleIds };
     });
   }
@@ -98,12 +95,10 @@ export class Admin {
       await trx.insertInto('users').values({ id: userId, name: m.name, email: m.email ?? null, created_at: this.d.encode('timestamp', now) })
         .onConflict((oc) => oc.column('id').doNothing()).execute();
     }
-    const id = this.ids.id();
-    await trx.insertInto('members').values({
-      id, team_id: teamId, user_id: userId, name: m.name, email: m.email ?? null, role_id: roleId, role: m.role,
-      active: this.d.encode('boolean', true), ...this.stamps(now),
-    }).execute();
-    return { id, userId, teamId, name: m.name, role: m.role };
+    const member = await seedRecord(new Repo(trx, this.d), this.ids, this.registry.get('member'), teamId, {
+      userId, name: m.name, email: m.email ?? null, roleId, role: m.role, active: true,
+    }, now);
+    return { id: member.id, userId, teamId, name: m.name, role: m.role };
   }
 
   /** Add a person to a workspace with one of its roles (by name). Pass `userId` to add an existing person. */

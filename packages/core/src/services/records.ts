@@ -1,5 +1,7 @@
 import type { Rec, Resource } from '../resources/define-resource';
 import type { WriteContext } from './context';
+import type { Repo } from '../sql/repo';
+import type { IdGenerator } from '../ids/index';
 import { materialize, EXPAND_ROW_BUDGET } from './serialize';
 
 /**
@@ -29,6 +31,28 @@ export async function newRecord(ctx: WriteContext, res: Resource, values: Record
     updatedByActorType: actor.type,
   };
   for (const c of res.columns) if (!(c.key in rec)) rec[c.key] = null;
+  return rec;
+}
+
+/**
+ * A row the service writes itself (workspace seeding, the admin API): the
+ * declaration's columns, a fresh id, createdAt and updatedAt `now`, and no
+ * actor (spec "Conventions": null for records created any other way). The
+ * repository encodes it, so no column is spelled here.
+ */
+export async function seedRecord(repo: Repo, ids: IdGenerator, res: Resource, teamId: string, values: Record<string, unknown>, now: number): Promise<Rec> {
+  const rec: Rec = {
+    ...values,
+    id: ids.id(),
+    createdAt: now,
+    updatedAt: now,
+    createdByActorId: null,
+    updatedByActorId: null,
+    createdByActorType: null,
+    updatedByActorType: null,
+  };
+  for (const c of res.columns) if (!(c.key in rec)) rec[c.key] = null;
+  await repo.insert(res, teamId, rec);
   return rec;
 }
 
