@@ -5,25 +5,8 @@ import { findClient, redirectUriMatches, type OAuthClientRow } from './clients';
 import { clampScopes, describeScopes, parseScope } from './scopes';
 import { issueCode } from './grants/code';
 import { memberState } from './grants/shared';
-import type { OAuthContext } from './context';
 import { AUTHORIZE_PATH } from './metadata';
-import { OAUTH_FORM_MAX } from './token';
-
-/** What a consent screen shows and must post back (`fields` as hidden inputs, plus a `decision` of `allow` or `deny`). */
-export interface ConsentView {
-  client: { id: string; name: string };
-  workspace: { id: string; name: string };
-  member: { id: string; name: string };
-  /** The fine-grained scopes the app will get (the requested scope clamped to the member's role). */
-  scopes: string[];
-  /** The same, in words, one line per resource. */
-  scopeDescriptions: string[];
-  redirectUri: string;
-  /** Where the form posts (method POST, `application/x-www-form-urlencoded`). */
-  formAction: string;
-  /** Hidden inputs to post back unchanged, the CSRF token among them. */
-  fields: Record<string, string>;
-}
+import { OAUTH_FORM_MAX, type ConsentView, type OAuthContext } from './context';
 
 /** How long a consent screen's CSRF token stays valid. */
 export const CONSENT_TTL_MS = 10 * 60_000;

@@ -1,11 +1,13 @@
 import type { HttpRequest, HttpResponse } from '../http/types';
 import type { RateLimitStore } from '../limits/rules';
 import type { OAuthContext } from './context';
-import { handleAuthorize, type ConsentView } from './authorize';
+import { handleAuthorize } from './authorize';
+import type { ConsentView } from './context';
 import { handleToken } from './token';
 import { AUTHORIZE_PATH, METADATA_PATH, TOKEN_PATH, metadata } from './metadata';
 
-export { defaultConsentPage, CONSENT_TTL_MS, type ConsentView } from './authorize';
+export { defaultConsentPage, CONSENT_TTL_MS } from './authorize';
+export type { ConsentView } from './context';
 export { metadata, AUTHORIZE_PATH, TOKEN_PATH, METADATA_PATH } from './metadata';
 export { TOKEN_RATE_LIMIT } from './token';
 export { CODE_TTL_MS, ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_MS } from './grants/shared';

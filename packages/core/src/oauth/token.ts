@@ -1,5 +1,5 @@
 import type { HttpRequest, HttpResponse } from '../http/types';
-import type { OAuthContext } from './context';
+import { OAUTH_FORM_MAX, type OAuthContext } from './context';
 import { OAuthError } from './errors';
 import { CODE_VERIFIER_RE } from './pkce';
 import { findClient, secretMatches, type OAuthClientRow } from './clients';
@@ -20,9 +20,6 @@ export function oauthErrorResponse(err: OAuthError): HttpResponse {
     body: JSON.stringify({ error: err.error, error_description: err.description, ...err.extras }),
   };
 }
-
-/** Largest form body the token and consent endpoints read (their parameters fit in a few hundred bytes). */
-export const OAUTH_FORM_MAX = 16 * 1024;
 
 function header(req: HttpRequest, name: string): string | undefined {
   const v = req.headers[name];
