@@ -98,6 +98,12 @@ describe('resource registry: policy and project scoping are declared, not writte
     }
   });
 
+  it('the statement cache is private to sql/', () => {
+    const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? (e.name === 'sql' && dir === src ? [] : walk(`${dir}${e.name}/`)) : e.name.endsWith('.ts') ? [`${dir}${e.name}`] : []);
+    for (const file of walk(src)) expect(readFileSync(file, 'utf8'), file).not.toMatch(/statement-cache|runCached|execShaped/);
+  });
+
   it('built-in roles follow each declaration: a new resource states what regular and client hold', () => {
     const widget = defineResource({
       name: 'widget', path: 'widgets', table: 'widgets', softDelete: false, operations: { list: true },

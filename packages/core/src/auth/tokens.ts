@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { ProblemError } from '../errors/problem';
 import type { DialectSupport } from '../sql/dialect';
 import type { Principal } from '../services/context';
-import { execShaped } from '../sql/repo';
+import { tokenByPrefix, touchToken } from '../sql/queries/tokens';
 
 /**
  * `svc_user_<prefix>_<secret>` (personal access token) or `svc_oauth_<prefix>_<secret>`
@@ -51,22 +51,7 @@ export async function authenticate(db: Kysely<any>, d: DialectSupport, token: st
   const m = TOKEN_RE.exec(token);
   if (!m) throw invalidToken();
   const prefix = m[2]!;
-  const result = await execShaped<Record<string, unknown>>(db, d.name, 'auth:pat', [prefix], () => db
-    .selectFrom('access_tokens as t')
-    .innerJoin('members as m', 'm.id', 't.member_id')
-    .innerJoin('roles as r', 'r.id', 'm.role_id')
-    .leftJoin('actors as a', (j) => j.onRef('a.member_id', '=', 'm.id').onRef('a.team_id', '=', 'm.team_id'))
-    // OAuth tokens die with their refresh-token family and their client.
-    .leftJoin('oauth_families as f', 'f.id', 't.family_id')
-    .leftJoin('oauth_clients as c', 'c.id', 't.client_id')
-    .select([
-      't.kind', 'f.revoked_at as family_revoked_at', 'c.revoked_at as client_revoked_at',
-      't.id as token_id', 't.team_id', 't.hash', 't.scopes', 't.expires_at', 't.revoked_at', 't.last_used_at',
-      'm.id as member_id', 'm.user_id', 'm.name', 'm.role', 'm.role_id', 'm.active', 'a.id as actor_id',
-      'r.name as role_name', 'r.editable as role_editable', 'r.permissions as role_permissions',
-    ])
-    .where('t.prefix', '=', prefix));
-  const row = result.rows[0];
+  const row = await tokenByPrefix(db, d, prefix);
   const presented = Buffer.from(sha256(token), 'hex');
   const stored = Buffer.from(row ? (row.hash as string) : '0'.repeat(64), 'hex');
   const same = stored.length === presented.length && timingSafeEqual(stored, presented);
@@ -81,8 +66,7 @@ export async function authenticate(db: Kysely<any>, d: DialectSupport, token: st
   const lastUsed = row.last_used_at === null ? null : (d.decode('timestamp', row.last_used_at) as number);
   if (lastUsed === null || now - lastUsed >= LAST_USED_GRANULARITY_MS) {
     // At most one write per token per minute: cheap enough for the hot path.
-    await execShaped(db, d.name, 'auth:touch', [d.encode('timestamp', now), row.token_id], () => db
-      .updateTable('access_tokens').set({ last_used_at: d.encode('timestamp', now) }).where('id', '=', row.token_id as string));
+    await touchToken(db, d, row.token_id as string, now);
   }
   return {
     teamId: row.team_id as string,

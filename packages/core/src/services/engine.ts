@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import { ProblemError, validationError } from '../errors/problem';
 import { iso } from '../clock/index';
 import type { Rec, Resource } from '../resources/define-resource';
-import { Repo, execShaped } from '../sql/repo';
+import { Repo } from '../sql/repo';
+import { insertOutbox } from '../sql/queries/outbox';
 import type { SqlStore } from '../sql/dialect';
 import { nextCursor as nextPageCursor } from '../query/page';
 import { parseListQuery, parseReadQuery } from '../query/parse';
@@ -14,7 +15,7 @@ import { materialize, toResponse, assertExpandReadable, EXPAND_ROW_BUDGET } from
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
 import type { EngineConfig } from './config';
 import { ProjectAccess } from './access';
-import { enqueueWebhookJobs, selectLiveWebhooks, liveWebhooksParams, type LiveWebhook } from '../webhooks/enqueue';
+import { enqueueWebhookJobs, type LiveWebhook } from '../webhooks/enqueue';
 
 export const SOFT_DELETE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export const BATCH_MAX = 150;
@@ -421,13 +422,10 @@ export class Engine {
     for (let i = 0; i < rows.length; i += 100) {
       const batch = rows.slice(i, i + 100);
       const params = batch.flatMap((r) => Object.values(r));
-      if (i + 100 >= rows.length && d.capabilities.writableCte) {
-        // The last batch also reads the team's live webhooks for the job queue, in the same statement.
-        hooks = (await execShaped(trx, d.name, `outbox+webhooks:${batch.length}`, [...params, ...liveWebhooksParams(d, principal.teamId)],
-          () => selectLiveWebhooks(trx.with('o', (db) => db.insertInto('outbox').values(batch)), d, principal.teamId))).rows as LiveWebhook[];
-      } else {
-        await execShaped(trx, d.name, `outbox:${batch.length}`, params, () => trx.insertInto('outbox').values(batch));
-      }
+      // The last batch also reads the team's live webhooks for the job queue, in the same statement (where the dialect can).
+      const last = i + 100 >= rows.length;
+      const found = await insertOutbox(trx, d, batch, params, last ? principal.teamId : undefined);
+      if (found) hooks = found;
     }
     await enqueueWebhookJobs(trx, d, principal.teamId, rows, now, hooks);
   }

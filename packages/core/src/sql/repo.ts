@@ -1,4 +1,5 @@
-import { sql, CompiledQuery, type Compilable, type QueryResult, type Kysely, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import { sql, type Kysely, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import { runCached } from './statement-cache';
 import type { Rec, Resource } from '../resources/define-resource';
 import type { DialectSupport } from './dialect';
 import type { Condition, ListPlan } from '../query/plan';
@@ -18,29 +19,6 @@ export function compileDecoder(res: Resource, d: DialectSupport, mode?: MapperMo
     ...(c.kind === 'text' ? {} : { convert: (v: unknown) => (v === null || v === undefined ? null : d.decode(c.kind, v)) }),
   }));
   return compileMapper(fields, mode) as Decoder;
-}
-
-/** SQL text of fixed-shape queries, by dialect and shape; null marks a shape whose parameters we cannot predict. */
-const shapes = new Map<string, string | null>();
-
-function sameParams(a: readonly unknown[], b: readonly unknown[]): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
-}
-
-/**
- * Run a query whose SQL depends only on `shape`, compiling it with kysely the
- * first time and reusing the SQL text afterwards with fresh `params` (listed
- * in the order kysely binds them). The first compilation checks that order;
- * a mismatch leaves the shape uncached, so a wrong guess costs speed, never
- * correctness.
- */
-export async function execShaped<R>(db: Kysely<any>, dialect: string, shape: string, params: unknown[], build: () => Compilable<R>): Promise<QueryResult<R>> {
-  const key = `${dialect}|${shape}`;
-  const text = shapes.get(key);
-  if (text) return db.executeQuery<R>(CompiledQuery.raw(text, params));
-  const compiled = build().compile();
-  if (text === undefined && shapes.size < 5000) shapes.set(key, sameParams(compiled.parameters, params) ? compiled.sql : null);
-  return db.executeQuery<R>(compiled);
 }
 
 /**
@@ -78,7 +56,7 @@ export class Repo {
   async insert(res: Resource, teamId: string, rec: Record<string, unknown>): Promise<void> {
     const values = { ...this.encodeValues(res, rec), team_id: teamId };
     const cols = Object.keys(values);
-    await execShaped(this.db, this.dialect.name, `insert:${res.table}:${cols.join(',')}`, Object.values(values), () =>
+    await runCached(this.db, this.dialect.name, `insert:${res.table}:${cols.join(',')}`, Object.values(values), () =>
       this.db.insertInto(res.table).values(values));
   }
 
@@ -88,7 +66,7 @@ export class Repo {
     if (!res.isId(id)) return undefined;
     const live = res.softDelete && !opts.includeTrashed;
     const lock = !!opts.lock && this.dialect.capabilities.forUpdate;
-    const r = await execShaped<Record<string, unknown>>(this.db, this.dialect.name, `get:${res.table}:${live}:${lock}`, [id, teamId], () => {
+    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `get:${res.table}:${live}:${lock}`, [id, teamId], () => {
       let q = this.db.selectFrom(res.table).selectAll().where('id', '=', id).where('team_id', '=', teamId);
       if (live) q = q.where('purge_at', 'is', null);
       if (lock) q = q.forUpdate();
@@ -101,7 +79,7 @@ export class Repo {
   /** Hold a row lock on `table.id` until the transaction ends (a no-op where writers are serialised). */
   async lock(table: string, id: string): Promise<void> {
     if (!this.dialect.capabilities.forUpdate) return;
-    await execShaped(this.db, this.dialect.name, `lock:${table}`, [id], () => this.db.selectFrom(table).select('id').where('id', '=', id).forUpdate());
+    await runCached(this.db, this.dialect.name, `lock:${table}`, [id], () => this.db.selectFrom(table).select('id').where('id', '=', id).forUpdate());
   }
 
   /** Live rows with these ids (order not kept). */
@@ -167,7 +145,7 @@ export class Repo {
   /** Add `by` to an integer field of one row and return the new value (one atomic statement); undefined when no such row. */
   async increment(res: Resource, teamId: string, id: string, field: string, by = 1): Promise<number | undefined> {
     const column = res.columnOf[field]!;
-    const r = await execShaped<Record<string, unknown>>(this.db, this.dialect.name, `increment:${res.table}:${column}`, [by, id, teamId], () =>
+    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `increment:${res.table}:${column}`, [by, id, teamId], () =>
       this.db.updateTable(res.table).set((eb) => ({ [column]: eb(column, '+', by) }))
         .where('id', '=', id).where('team_id', '=', teamId).returning(column));
     const row = r.rows[0];
@@ -264,7 +242,7 @@ export class Repo {
     const set = this.encodeValues(res, values);
     const guard = guardUpdatedAt === undefined ? undefined : this.dialect.encode('timestamp', guardUpdatedAt);
     const params = [...Object.values(set), id, teamId, ...(guard === undefined ? [] : [guard])];
-    const r = await execShaped(this.db, this.dialect.name, `update:${res.table}:${Object.keys(set).join(',')}:${guard !== undefined}`, params, () => {
+    const r = await runCached(this.db, this.dialect.name, `update:${res.table}:${Object.keys(set).join(',')}:${guard !== undefined}`, params, () => {
       let q = this.db.updateTable(res.table).set(set).where('id', '=', id).where('team_id', '=', teamId);
       if (guard !== undefined) q = q.where('updated_at', '=', guard);
       return q;
@@ -284,7 +262,7 @@ export class Repo {
     const entries = Object.entries(where);
     const shape = `max:${res.table}:${target}:${entries.map(([k, v]) => `${k}${v === null ? '~' : '='}`).join(',')}`;
     const params = [teamId, ...entries.filter(([, v]) => v !== null).map(([, v]) => v)];
-    const r = await execShaped<{ m: unknown }>(this.db, this.dialect.name, shape, params, () => {
+    const r = await runCached<{ m: unknown }>(this.db, this.dialect.name, shape, params, () => {
       let q = this.db.selectFrom(res.table).select((eb) => eb.fn.max(target).as('m')).where('team_id', '=', teamId);
       for (const [k, v] of entries) q = v === null ? q.where(k, 'is', null) : q.where(k, '=', v as any);
       if (res.softDelete) q = q.where('purge_at', 'is', null);
@@ -316,7 +294,7 @@ export class Repo {
     const out = new Map<string, Map<string, string[]>>();
     for (const k of kinds) out.set(k, new Map());
     if (kinds.length === 0 || parentIds.length === 0) return out;
-    const { rows } = await execShaped<{ kind: string; parent_id: string; related_id: string }>(
+    const { rows } = await runCached<{ kind: string; parent_id: string; related_id: string }>(
       this.db, this.dialect.name, `links:${kinds.length}:${parentIds.length}`, [...kinds, ...parentIds], () =>
         this.db.selectFrom('links').select(['kind', 'parent_id', 'related_id'])
           .where('kind', 'in', kinds as string[]).where('parent_id', 'in', parentIds as string[])

@@ -1,0 +1,29 @@
+import type { Kysely } from 'kysely';
+import type { DialectSupport } from '../dialect';
+import { runCached } from '../statement-cache';
+
+/** A token by its public prefix, with its member, role, actor and (OAuth) family and client: the one lookup of authentication. */
+export async function tokenByPrefix(db: Kysely<any>, d: DialectSupport, prefix: string): Promise<Record<string, unknown> | undefined> {
+  const result = await runCached<Record<string, unknown>>(db, d.name, 'auth:pat', [prefix], () => db
+    .selectFrom('access_tokens as t')
+    .innerJoin('members as m', 'm.id', 't.member_id')
+    .innerJoin('roles as r', 'r.id', 'm.role_id')
+    .leftJoin('actors as a', (j) => j.onRef('a.member_id', '=', 'm.id').onRef('a.team_id', '=', 'm.team_id'))
+    // OAuth tokens die with their refresh-token family and their client.
+    .leftJoin('oauth_families as f', 'f.id', 't.family_id')
+    .leftJoin('oauth_clients as c', 'c.id', 't.client_id')
+    .select([
+      't.kind', 'f.revoked_at as family_revoked_at', 'c.revoked_at as client_revoked_at',
+      't.id as token_id', 't.team_id', 't.hash', 't.scopes', 't.expires_at', 't.revoked_at', 't.last_used_at',
+      'm.id as member_id', 'm.user_id', 'm.name', 'm.role', 'm.role_id', 'm.active', 'a.id as actor_id',
+      'r.name as role_name', 'r.editable as role_editable', 'r.permissions as role_permissions',
+    ])
+    .where('t.prefix', '=', prefix));
+  return result.rows[0];
+}
+
+/** Record a token's use (callers write at most once a minute per token). */
+export async function touchToken(db: Kysely<any>, d: DialectSupport, tokenId: string, now: number): Promise<void> {
+  await runCached(db, d.name, 'auth:touch', [d.encode('timestamp', now), tokenId], () => db
+    .updateTable('access_tokens').set({ last_used_at: d.encode('timestamp', now) }).where('id', '=', tokenId));
+}
