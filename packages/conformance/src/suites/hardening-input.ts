@@ -238,6 +238,26 @@ export function hardeningInputSuite(factory: StoreFactory): void {
     });
   });
 
+  describe(`[${factory.name}] v3 Standard operations: the query is parsed at the edge, before any transaction`, () => {
+    let h: Harness;
+    let projectId: string;
+    beforeAll(async () => {
+      h = await harness(factory);
+      projectId = (await h.project()).id;
+    });
+    afterAll(() => h.close());
+
+    it('a write with a bad query touches no storage beyond authentication (no idempotency claim, no insert)', async () => {
+      for (const q of ['expand=nope', 'fields[tasks]=nope', 'bogus=1']) {
+        const sqls = await h.countQueries(async () => {
+          const r = await h.post(`/tasks?${q}`, { name: 't', projectId }, { headers: { 'idempotency-key': `edge-${q}` } });
+          expect(r.status, q).toBe(400);
+        });
+        expect(sqls.filter((s) => /idempotency_keys|insert into "tasks"|insert into "outbox"/i.test(s)), q).toEqual([]);
+      }
+    });
+  });
+
   describe(`[${factory.name}] v3 Authentication rule 1: exactly one Authorization header`, () => {
     let h: Harness;
     beforeAll(async () => {

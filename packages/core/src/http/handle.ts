@@ -10,6 +10,7 @@ import { matchRoute, notFoundIn, type CustomRoute, type ExtraPermissions } from 
 import { grants, type ScopeAction } from '../auth/scopes';
 import { checkKey, fingerprintOf, once } from '../services/idempotency';
 import type { HttpRequest, HttpResponse } from './types';
+import { parseListQuery, parseReadQuery, type ReadPlan } from '../query/parse';
 import { clip, parseJsonBody, OversizedArray } from './body';
 
 export interface HandlerOptions {
@@ -66,6 +67,8 @@ function assertNoBody(body: unknown): void {
   }
   throw validationError([{ field: '', code: 'invalid_type', message: 'this operation takes no body' }]);
 }
+
+const NO_VIEW: ReadPlan = { expand: { children: new Map() }, fields: new Map() };
 
 /** Longest request URL (path and query) handled. */
 export const MAX_URL_LENGTH = 16 * 1024;
@@ -153,6 +156,12 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
     const qIndex = req.url.indexOf('?');
     const path = qIndex === -1 ? req.url : req.url.slice(0, qIndex);
     const extra: Record<string, string> = {};
+    /** The v3 presentation of an operation's result: status, headers, JSON body. */
+    const respond = (out: OpResult): HttpResponse => {
+      const headers: Record<string, string> = { 'x-request-id': requestId, ...extra, ...(out.headers ?? {}) };
+      if (out.body === undefined) return { status: out.status, headers };
+      return { status: out.status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(out.body) };
+    };
     try {
       if (path !== prefix && !path.startsWith(`${prefix}/`)) throw new ProblemError('route_not_found', `No route ${path}`);
       const method = req.method.toUpperCase();
@@ -195,10 +204,15 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       const op = route(res, method, segs.slice(1));
       const action = ACTION[op.kind];
       authorize(principal, res.path, action, o.extraPermissions(res.path, action));
-      const out = op.kind === 'list' || op.kind === 'get' ? await read(res, op, principal, query) : await write(req, res, op, principal, query, path);
-      const headers: Record<string, string> = { 'x-request-id': requestId, ...extra, ...(out.headers ?? {}) };
-      if (out.body === undefined) return { status: out.status, headers };
-      return { status: out.status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(out.body) };
+      // The query is parsed here, at the edge: a bad one is refused before any transaction or idempotency claim.
+      if (op.kind === 'list') {
+        const parsed = parseListQuery(query, { res, registry, teamId: principal.teamId, now: engine.config.clock.now(), cursorSecret: engine.config.cursorSecret });
+        return respond(await engine.list(engine.readContext(principal), res, parsed));
+      }
+      // DELETE answers 204 without a body: its query is not read (as before).
+      const view = op.kind === 'remove' ? NO_VIEW : parseReadQuery(query, res, registry);
+      const out = op.kind === 'get' ? await engine.get(engine.readContext(principal), res, op.id, view) : await write(req, res, op, principal, view);
+      return respond(out);
     } catch (err) {
       if (err instanceof ProblemError) return problem(err, path, requestId, err.code === 'rate_limited' ? {} : extra);
       if (store.dialect.isUniqueViolation(err)) {
@@ -237,31 +251,24 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
     return undefined;
   }
 
-  async function read(res: Resource, op: Op, principal: Principal, query: URLSearchParams): Promise<OpResult> {
-    const ctx = engine.readContext(principal);
-    if (op.kind === 'list') return engine.list(ctx, res, query);
-    return engine.get(ctx, res, (op as { id: string }).id, query);
-  }
-
-  async function write(req: HttpRequest, res: Resource, op: Op, principal: Principal, query: URLSearchParams, path: string): Promise<OpResult> {
-    void path;
+  async function write(req: HttpRequest, res: Resource, op: Op, principal: Principal, view: ReadPlan): Promise<OpResult> {
     return runWrite(req, principal, async (ctx, body) => {
       let r: OpResult;
       switch (op.kind) {
         case 'create':
-          r = await engine.create(ctx, res, body, query);
+          r = await engine.create(ctx, res, body, view);
           break;
         case 'update':
-          r = await engine.update(ctx, res, op.id, body, query);
+          r = await engine.update(ctx, res, op.id, body, view);
           break;
         case 'remove':
           r = await engine.remove(ctx, res, op.id);
           break;
         case 'restore':
-          r = await engine.restore(ctx, res, op.id, query);
+          r = await engine.restore(ctx, res, op.id, view);
           break;
         case 'relation':
-          r = await engine.relation(ctx, res, op.id, op.relation, op.change, body, query);
+          r = await engine.relation(ctx, res, op.id, op.relation, op.change, body, view);
           break;
         default:
           throw new Error('unreachable');

@@ -254,8 +254,14 @@ function splitList(key: string, raw: string): string[] {
   return items;
 }
 
+/** How a single record is to be shown: expanded relations and selected fields. */
+export interface ReadPlan {
+  expand: ExpandNode;
+  fields: Map<string, Set<string>>;
+}
+
 /** Parse the read options of a single-resource request (`expand`, `fields[...]`); anything else is refused. */
-export function parseReadQuery(query: URLSearchParams, res: Resource, registry: Registry): { expand: ExpandNode; fields: Map<string, Set<string>> } {
+export function parseReadQuery(query: URLSearchParams, res: Resource, registry: Registry): ReadPlan {
   const params = singleParams(query);
   for (const k of params.keys()) {
     if (k !== 'expand' && !k.startsWith('fields[')) throw invalid(k, ['expand', 'fields[resource]'], `Unknown query parameter '${k}'`);

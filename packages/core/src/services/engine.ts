@@ -6,7 +6,7 @@ import { Repo } from '../sql/repo';
 import { insertOutbox } from '../sql/queries/outbox';
 import type { SqlStore } from '../sql/dialect';
 import { nextCursor as nextPageCursor } from '../query/page';
-import { parseListQuery, parseReadQuery } from '../query/parse';
+import type { ParsedList, ReadPlan } from '../query/parse';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
 import { clip, OversizedArray } from '../http/body';
@@ -109,10 +109,8 @@ export class Engine {
 
   // --- reads ----------------------------------------------------------------
 
-  async list(ctx: ReadContext, res: Resource, query: URLSearchParams): Promise<OpResult> {
-    const parsed = parseListQuery(query, {
-      res, registry: ctx.registry, teamId: ctx.teamId, now: ctx.now, cursorSecret: this.config.cursorSecret,
-    });
+  /** The list operation over a plan parsed at the edge (`parseListQuery`). */
+  async list(ctx: ReadContext, res: Resource, parsed: ParsedList): Promise<OpResult> {
     const { plan } = parsed;
     assertExpandReadable(ctx, res, plan.expand);
     // Only projects the caller may open (and rows of them).
@@ -146,8 +144,8 @@ export class Engine {
     return { status: 200, body };
   }
 
-  async get(ctx: ReadContext, res: Resource, id: string, query: URLSearchParams): Promise<OpResult> {
-    const { expand, fields } = parseReadQuery(query, res, ctx.registry);
+  async get(ctx: ReadContext, res: Resource, id: string, view: ReadPlan): Promise<OpResult> {
+    const { expand, fields } = view;
     assertExpandReadable(ctx, res, expand);
     const rec = await ctx.repo.get(res, ctx.teamId, id);
     if (!rec) throw notFound(res, id);
@@ -157,8 +155,8 @@ export class Engine {
     return { status: 200, body: obj };
   }
 
-  private async respond(ctx: ReadContext, res: Resource, rec: Rec, query: URLSearchParams, status: number, payload?: Record<string, unknown>): Promise<OpResult> {
-    const { expand, fields } = parseReadQuery(query, res, ctx.registry);
+  private async respond(ctx: ReadContext, res: Resource, rec: Rec, view: ReadPlan, status: number, payload?: Record<string, unknown>): Promise<OpResult> {
+    const { expand, fields } = view;
     assertExpandReadable(ctx, res, expand);
     if (payload && expand.children.size === 0 && fields.size === 0) return { status, body: payload };
     const [obj] = await this.present(ctx, res, [rec], expand, fields);
@@ -223,8 +221,7 @@ export class Engine {
     }
   }
 
-  async create(ctx: WriteContext, res: Resource, body: unknown, query: URLSearchParams): Promise<OpResult> {
-    parseReadQuery(query, res, ctx.registry);
+  async create(ctx: WriteContext, res: Resource, body: unknown, view: ReadPlan): Promise<OpResult> {
     const { values, relations } = prepareBody(res, body, 'create');
     // Access first: a closed project's statuses and lists must not shape the answer.
     if (res.projectField && typeof values[res.projectField] === 'string') await ctx.access.assertProject(values[res.projectField] as string);
@@ -256,12 +253,11 @@ export class Engine {
       res.hooks?.present?.(ctx, rec, payload);
     }
     this.event(ctx, res, 'created', stored, payload);
-    const out = await this.respond(ctx, res, stored, query, 201, payload);
+    const out = await this.respond(ctx, res, stored, view, 201, payload);
     return res.hooks?.createResponse ? res.hooks.createResponse(ctx, stored, out) : out;
   }
 
-  async update(ctx: WriteContext, res: Resource, id: string, body: unknown, query: URLSearchParams): Promise<OpResult> {
-    parseReadQuery(query, res, ctx.registry);
+  async update(ctx: WriteContext, res: Resource, id: string, body: unknown, view: ReadPlan): Promise<OpResult> {
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
     if (!current) throw notFound(res, id);
     await ctx.access.assertRecord(res, current);
@@ -310,7 +306,7 @@ export class Engine {
     const stored = (await ctx.repo.get(res, ctx.teamId, id))!;
     const payload = await this.payloadOf(ctx, res, stored);
     this.event(ctx, res, 'updated', stored, payload);
-    return this.respond(ctx, res, stored, query, 200, payload);
+    return this.respond(ctx, res, stored, view, 200, payload);
   }
 
   async remove(ctx: WriteContext, res: Resource, id: string): Promise<OpResult> {
@@ -348,21 +344,21 @@ export class Engine {
     await ctx.repo.destroy(res, ctx.teamId, [rec.id]);
   }
 
-  async restore(ctx: WriteContext, res: Resource, id: string, query: URLSearchParams): Promise<OpResult> {
+  async restore(ctx: WriteContext, res: Resource, id: string, view: ReadPlan): Promise<OpResult> {
     const current = await ctx.repo.get(res, ctx.teamId, id, { includeTrashed: true, lock: true });
     if (!current || (current.purgeAt !== null && (current.purgeAt as number) <= ctx.now)) throw notFound(res, id);
     await ctx.access.assertRecord(res, current);
-    if (current.purgeAt === null) return this.respond(ctx, res, current, query, 200);
+    if (current.purgeAt === null) return this.respond(ctx, res, current, view, 200);
     await res.hooks?.beforeRestore?.(ctx, current);
     await ctx.repo.update(res, ctx.teamId, id, { purgeAt: null, deletedById: null, ...(await ctx.touch(current.updatedAt as number)) });
     const stored = (await ctx.repo.get(res, ctx.teamId, id))!;
     const payload = await this.payloadOf(ctx, res, stored);
     this.event(ctx, res, 'restored', stored, payload);
-    return this.respond(ctx, res, stored, query, 200, payload);
+    return this.respond(ctx, res, stored, view, 200, payload);
   }
 
   /** POST / DELETE /{resource}/{id}/{relation} with `{ids}` (spec rule 12). */
-  async relation(ctx: WriteContext, res: Resource, id: string, relationPath: string, change: 'add' | 'remove', body: unknown, query: URLSearchParams): Promise<OpResult> {
+  async relation(ctx: WriteContext, res: Resource, id: string, relationPath: string, change: 'add' | 'remove', body: unknown, view: ReadPlan): Promise<OpResult> {
     const relation = res.relationByPath[relationPath];
     if (!relation) {
       throw new ProblemError('m2m_relation_unknown', `${res.path} has no relation '${relationPath}'`, {
@@ -371,7 +367,6 @@ export class Engine {
     }
     const rel = res.relations![relation]!;
     if (!rel.supported) throw new ProblemError('m2m_not_supported', `${res.path} does not support '${relationPath}' yet`, { relation: relationPath });
-    parseReadQuery(query, res, ctx.registry);
     const ids = relationIds(body, rel.max);
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
     if (!current) throw notFound(res, id);
@@ -391,7 +386,7 @@ export class Engine {
       rec = (await ctx.repo.get(res, ctx.teamId, id))!;
       this.membershipEvents(ctx, res, rec, relation, changed, change === 'add' ? 'added' : 'removed');
     }
-    return this.respond(ctx, res, rec, query, 200);
+    return this.respond(ctx, res, rec, view, 200);
   }
 
   /** Write collected events to the outbox in the same transaction (the delivery envelope of spec "Delivery request"). */
