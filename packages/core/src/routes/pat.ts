@@ -10,6 +10,7 @@ import { isId } from '../ids/index';
 import { notFoundIn } from '../http/routes';
 import { OversizedArray, clip } from '../http/body';
 import { nextCursor, PAGE_PARAMS, parsePageQuery, singleParams, unknownParam, type PageSpec } from '../query/page';
+import { takePage, v3Page } from '../presenters/v3';
 
 const PAT_SUBJECT = 'personal access token';
 
@@ -347,15 +348,13 @@ async function list(ctx: WriteContext, query: URLSearchParams): Promise<OpResult
   }
   const dir = desc ? 'desc' : 'asc';
   const rows = (await q.orderBy('created_at', dir).orderBy('id', dir).limit(page.limit + 1).execute()).map((r) => decodeRow(ctx, r));
-  const hasMore = rows.length > page.limit;
-  const data = rows.slice(0, page.limit);
-  const last = data[data.length - 1];
-  const out: Record<string, unknown> = { data: data.map((t) => present(t, ctx.now)) };
-  if (page.includeTotal) out.total = Number((await own().select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-  out.limit = page.limit;
-  out.hasMore = hasMore;
-  out.nextCursor = hasMore && last ? nextCursor(PAT_PAGE, bind, key, last.createdAt, last.id) : null;
-  return { status: 200, body: out };
+  const { rows: shown, hasMore } = takePage(rows, page.limit);
+  const last = shown[shown.length - 1];
+  const total = page.includeTotal ? Number((await own().select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n) : undefined;
+  return v3Page({
+    data: shown.map((t) => present(t, ctx.now)), ...(total !== undefined ? { total } : {}), limit: page.limit, hasMore,
+    nextCursor: hasMore && last ? nextCursor(PAT_PAGE, bind, key, last.createdAt, last.id) : null,
+  });
 }
 
 export const patRoutes: CustomRoute[] = [

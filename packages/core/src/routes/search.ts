@@ -9,6 +9,7 @@ import { materialize, assertExpandReadable, EXPAND_ROW_BUDGET } from '../service
 import { parseListQuery } from '../query/parse';
 import type { ListPlan } from '../query/plan';
 import { nextCursor as nextPageCursor, parsePageQuery, type PageSpec } from '../query/page';
+import { takePage, v3Page } from '../presenters/v3';
 import { escapeLike } from '../sql/repo';
 
 /** Search `q` bounds (spec "Standard operations" rule 9, "Limits"), in characters (code points) after trimming. */
@@ -110,8 +111,7 @@ export function searchRoute(resourcePath: string, field: string): CustomRoute {
         sel = sel.where((eb) => sql<SqlBool>`(${rank(eb)}, ${eb.ref(column)}, ${eb.ref('id')}) > (${r}, ${v}, ${id})`);
       }
       const rows = await sel.orderBy((eb) => rank(eb)).orderBy(column).orderBy('id').limit(plan.limit + 1).execute();
-      const hasMore = rows.length > plan.limit;
-      const page = hasMore ? rows.slice(0, plan.limit) : rows;
+      const { rows: page, hasMore } = takePage(rows, plan.limit);
       const recs = page.map((row) => ctx.repo.decode(res, row));
       const data = await materialize(ctx, res, recs, { expand: plan.expand, fields: plan.fields, budget: { used: 0, max: EXPAND_ROW_BUDGET } });
       let nextCursor: string | null = null;
@@ -119,15 +119,12 @@ export function searchRoute(resourcePath: string, field: string): CustomRoute {
         const last = page[page.length - 1]!;
         nextCursor = nextPageCursor(spec, bind, undefined, [Number(last.pm_search_rank), recs[recs.length - 1]![field]], recs[recs.length - 1]!.id);
       }
-      const body: Record<string, unknown> = { data };
+      let total: number | undefined;
       if (plan.includeTotal) {
         const row = await ctx.repo.db.selectFrom(res.table).select((eb) => eb.fn.countAll().as('n')).where((eb) => where(eb, plan)).executeTakeFirstOrThrow();
-        body.total = Number(row.n);
+        total = Number(row.n);
       }
-      body.limit = plan.limit;
-      body.hasMore = hasMore;
-      body.nextCursor = nextCursor;
-      return { status: 200, body };
+      return v3Page({ data, ...(total !== undefined ? { total } : {}), limit: plan.limit, hasMore, nextCursor });
     },
   };
 }

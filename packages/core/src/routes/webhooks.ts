@@ -6,6 +6,7 @@ import { ProblemError } from '../errors/problem';
 import { iso } from '../clock/index';
 import { notFoundIn } from '../http/routes';
 import { parsePageQuery, singleParams, unknownParam, type PageSpec } from '../query/page';
+import { takePage, v3Page } from '../presenters/v3';
 import { announce } from '../services/records';
 import { materialize, EXPAND_ROW_BUDGET } from '../services/serialize';
 import { newWebhookSecret } from '../resources/webhook.resource';
@@ -129,8 +130,8 @@ async function deliveries(ctx: WriteContext, id: string, query: URLSearchParams)
     .select(['id', 'webhook_id', 'event_type', 'status', 'response_status', 'duration_ms', 'error', 'created_at'])
     .where('team_id', '=', ctx.teamId).where('webhook_id', '=', id)
     .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
-  const hasMore = rows.length > limit;
-  const data = rows.slice(0, limit).map((r) => ({
+  const { rows: shown, hasMore } = takePage(rows, limit);
+  const data = shown.map((r) => ({
     id: r.id,
     webhookId: r.webhook_id,
     eventType: r.event_type,
@@ -140,7 +141,8 @@ async function deliveries(ctx: WriteContext, id: string, query: URLSearchParams)
     error: r.error ?? null,
     createdAt: iso(d.decode('timestamp', r.created_at) as number),
   }));
-  return { status: 200, body: { data, limit, hasMore } };
+  // No cursor and no total on this list (spec Webhook endpoints): `{data, limit, hasMore}`.
+  return v3Page({ data, limit, hasMore });
 }
 
 export const webhookRoutes: CustomRoute[] = [

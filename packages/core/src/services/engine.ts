@@ -6,6 +6,7 @@ import { Repo } from '../sql/repo';
 import { insertOutbox } from '../sql/queries/outbox';
 import type { SqlStore } from '../sql/dialect';
 import { nextCursor as nextPageCursor } from '../query/page';
+import { takePage, v3Page } from '../presenters/v3';
 import type { ParsedList, ReadPlan } from '../query/parse';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
@@ -124,11 +125,9 @@ export class Engine {
       await ctx.access.assertProject(parsed.projectId);
     }
     if (parsed.none) {
-      return { status: 200, body: { data: [], ...(plan.includeTotal ? { total: 0 } : {}), limit: plan.limit, hasMore: false, nextCursor: null } };
+      return v3Page({ data: [], ...(plan.includeTotal ? { total: 0 } : {}), limit: plan.limit, hasMore: false, nextCursor: null });
     }
-    const rows = await ctx.repo.list(plan, ctx.teamId, plan.limit + 1);
-    const hasMore = rows.length > plan.limit;
-    const page = hasMore ? rows.slice(0, plan.limit) : rows;
+    const { rows: page, hasMore } = takePage(await ctx.repo.list(plan, ctx.teamId, plan.limit + 1), plan.limit);
     const data = await this.present(ctx, res, page, plan.expand, plan.fields);
     let nextCursor: string | null = null;
     if (hasMore) {
@@ -136,12 +135,8 @@ export class Engine {
       nextCursor = nextPageCursor({ endpoint: res.path }, { teamId: ctx.teamId, now: ctx.now, cursorSecret: this.config.cursorSecret, binding: parsed.filterKey },
         parsed.sortKey, last[plan.sort.field] ?? null, last.id);
     }
-    const body: Record<string, unknown> = { data };
-    if (plan.includeTotal) body.total = await ctx.repo.count(plan, ctx.teamId);
-    body.limit = plan.limit;
-    body.hasMore = hasMore;
-    body.nextCursor = nextCursor;
-    return { status: 200, body };
+    const total = plan.includeTotal ? await ctx.repo.count(plan, ctx.teamId) : undefined;
+    return v3Page({ data, ...(total !== undefined ? { total } : {}), limit: plan.limit, hasMore, nextCursor });
   }
 
   async get(ctx: ReadContext, res: Resource, id: string, view: ReadPlan): Promise<OpResult> {
