@@ -98,6 +98,18 @@ describe('resource registry: policy and project scoping are declared, not writte
     }
   });
 
+  it('layers: sql/ imports nothing above it, and the declarations take their hook context from resources/ itself', () => {
+    const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? files(`${dir}${e.name}/`) : e.name.endsWith('.ts') ? [`${dir}${e.name}`] : []);
+    for (const file of files(`${src}sql/`)) {
+      expect(readFileSync(file, 'utf8'), file).not.toMatch(/from '(?:\.\.\/)+(?:resources|services|query|http|routes|auth|oauth|admin|presenters)\//);
+    }
+    for (const file of files(`${src}resources/`)) {
+      expect(readFileSync(file, 'utf8'), file).not.toMatch(/import type \{[^}]*\} from '\.\.\/services\/context'/);
+    }
+    expect(readFileSync(`${src}presenters/v3.ts`, 'utf8')).not.toMatch(/from '\.\.\/services\//);
+  });
+
   it('the statement cache is private to sql/', () => {
     const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
       e.isDirectory() ? (e.name === 'sql' && dir === src ? [] : walk(`${dir}${e.name}/`)) : e.name.endsWith('.ts') ? [`${dir}${e.name}`] : []);

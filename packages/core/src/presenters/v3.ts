@@ -1,4 +1,11 @@
-import type { OpResult } from '../services/engine';
+/** What an operation answers on the v3 surface: status, body and extra headers. */
+export interface OpResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** What an Idempotency-Key replay answers instead, when the response holds a secret that must not be stored (a new token). */
+  replay?: Omit<OpResult, 'replay'>;
+}
 
 /** A page of a list as the operations produce it, before any surface shapes it. */
 export interface Page<T = unknown> {

@@ -1,8 +1,10 @@
 import { snakeCase, f, type FieldDef, type StorageKind } from './fields';
-import type { WriteContext, ReadContext } from '../services/context';
+import type { WriteContext, ReadContext } from './hooks';
 import { isId, isUuid } from '../ids/index';
 
-export type FilterOp = 'eq' | 'in' | 'contains' | 'startsWith' | 'gt' | 'gte' | 'lt' | 'lte' | 'null' | 'notNull';
+import type { ColumnInfo, FilterOp, Rec } from '../sql/shape';
+
+export type { ColumnInfo, FilterOp, Rec } from '../sql/shape';
 export const RANGE: FilterOp[] = ['gt', 'gte', 'lt', 'lte'];
 
 export interface FilterDef {
@@ -52,8 +54,6 @@ export interface ResourcePolicy {
   requires?: Partial<Record<Action, readonly string[]>>;
 }
 
-/** A stored row in engine form: camelCase keys, JS values (timestamps as ms). */
-export type Rec = Record<string, unknown> & { id: string };
 
 export interface ResourceHooks {
   /** Fill defaults and check rules on create; `input` is validated and mutable. */
@@ -151,14 +151,6 @@ export const softDeleteFields = {
   purgeAt: f.readOnly('timestamp', { nullable: true }),
   deletedById: f.readOnly('text', { nullable: true }),
 } satisfies Record<string, FieldDef>;
-
-export interface ColumnInfo {
-  key: string;
-  column: string;
-  kind: StorageKind;
-  internal: boolean;
-  writeOnly: boolean;
-}
 
 /** A resource with everything the engine derives from its declaration. */
 export interface Resource extends Omit<ResourceSpec, 'table' | 'softDelete' | 'operations' | 'expand' | 'relations'> {

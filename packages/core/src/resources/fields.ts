@@ -1,16 +1,7 @@
 import { z } from 'zod';
+import type { StorageKind, WriteMode } from '../sql/shape';
 
-/** How a value is stored; each adapter encodes these its own way. */
-export type StorageKind = 'text' | 'number' | 'integer' | 'boolean' | 'timestamp' | 'json';
-
-/**
- * When a field may be written:
- * - `rw`: create and update;
- * - `createOnly`: create; afterwards immutable (a PATCH with another value is refused);
- * - `updateOnly`: only by PATCH (ignored in create bodies, like server-assigned fields);
- * - `readOnly`: server-assigned; ignored in create and update bodies.
- */
-export type WriteMode = 'rw' | 'createOnly' | 'updateOnly' | 'readOnly';
+export type { StorageKind, WriteMode } from '../sql/shape';
 
 export interface FieldDef {
   kind: StorageKind;

@@ -4,7 +4,7 @@ import { defineResource, RANGE, type Rec } from './define-resource';
 import { customFieldsSchema, f } from './fields';
 import { fieldError, nextOrder, normaliseColor, paletteColor, rejectPromotional } from './rules';
 import { patchRecord } from '../services/records';
-import type { WriteContext } from '../services/context';
+import type { WriteContext } from './hooks';
 
 const TWO_DAYS = 2 * 24 * 60 * 60 * 1000;
 

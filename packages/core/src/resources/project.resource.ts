@@ -5,7 +5,7 @@ import { defineResource, RANGE } from './define-resource';
 import { customFieldsSchema, f } from './fields';
 import { fieldError, initialsOf, nextOrder, paletteColor, secondaryOf } from './rules';
 import { insertRecord } from '../services/records';
-import type { WriteContext } from '../services/context';
+import type { WriteContext } from './hooks';
 
 export const PROJECT_MODULES = ['tasks', 'milestones', 'calendar', 'documents', 'files', 'discussion', 'forms', 'home'] as const;
 const COLUMN_KEYS = z.array(z.string().min(1).max(64)).max(100);

@@ -1,5 +1,5 @@
 import { ProblemError } from '../errors/problem';
-import type { WriteContext } from '../services/context';
+import type { WriteContext } from './hooks';
 
 /** The colour palette new portfolios, projects, lists and statuses draw from. */
 export const PALETTE = [

@@ -4,7 +4,7 @@ import { customFieldsSchema, f } from './fields';
 import { fieldError, rejectPromotional } from './rules';
 import { announce, patchRecord } from '../services/records';
 import { allowsCompletingBlockedTasks } from '../sql/queries/workspaces';
-import type { WriteContext } from '../services/context';
+import type { WriteContext } from './hooks';
 
 export const MOVE_SUBTREE_MAX = 200;
 

@@ -5,7 +5,7 @@ import { f } from './fields';
 import { eventCatalog } from '../webhooks/catalog';
 import { patternErrors } from '../webhooks/patterns';
 import { webhookUrlProblem } from '../webhooks/hosts';
-import type { WriteContext } from '../services/context';
+import type { WriteContext } from './hooks';
 
 export const WEBHOOK_API_VERSIONS = ['latest', '2026-03-20'] as const;
 export const WEBHOOK_NAME_MAX = 255;

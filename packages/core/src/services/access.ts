@@ -1,7 +1,7 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import { ProblemError } from '../errors/problem';
 import type { Rec, Resource } from '../resources/define-resource';
-import type { ReadContext } from './context';
+import type { ProjectAccessView, ReadContext } from './context';
 
 /** Most projects a workspace-wide list may span (spec "Limits"). */
 export const ACCESSIBLE_PROJECTS_MAX = 1000;
@@ -14,7 +14,7 @@ export const ACCESSIBLE_PROJECTS_MAX = 1000;
  * - non-guests also open `public` and `workspace` projects; guests (the
  *   client role) only open projects they belong to.
  */
-export class ProjectAccess {
+export class ProjectAccess implements ProjectAccessView {
   private readonly memo = new Map<string, boolean>();
   private ids?: Promise<string[] | 'all'>;
 

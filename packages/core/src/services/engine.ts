@@ -6,7 +6,7 @@ import { Repo } from '../sql/repo';
 import { insertOutbox } from '../sql/queries/outbox';
 import type { SqlStore } from '../sql/dialect';
 import { nextCursor as nextPageCursor } from '../query/page';
-import { takePage, v3Page } from '../presenters/v3';
+import { takePage, v3Page, type OpResult } from '../presenters/v3';
 import type { ParsedList, ReadPlan } from '../query/parse';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
@@ -21,13 +21,7 @@ import { enqueueWebhookJobs, type LiveWebhook } from '../webhooks/enqueue';
 export const SOFT_DELETE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export const BATCH_MAX = 150;
 
-export interface OpResult {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** What an Idempotency-Key replay answers instead, when the response holds a secret that must not be stored (a new token). */
-  replay?: Omit<OpResult, 'replay'>;
-}
+export type { OpResult } from '../presenters/v3';
 
 /** The standard operations of spec "Standard operations", for any declared resource. */
 export class Engine {

@@ -1,5 +1,5 @@
 import type { Kysely, RawBuilder, Expression } from 'kysely';
-import type { StorageKind } from '../resources/fields';
+import type { StorageKind } from './shape';
 
 /**
  * What an adapter supplies besides its Kysely instance: how values of each

@@ -1,8 +1,8 @@
 import { sql, type Kysely, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
 import { runCached } from './statement-cache';
-import type { Rec, Resource } from '../resources/define-resource';
+import type { Rec, StoredResource as Resource } from './shape';
 import type { DialectSupport } from './dialect';
-import type { Condition, ListPlan } from '../query/plan';
+import type { Condition, ListPlan } from './plan';
 import { compileMapper, type MapperMode } from '../codegen/mapper';
 
 /** Most values bound in one IN (…) list (SQLite and Postgres both cap bound parameters). */

@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DialectSupport } from '../dialect';
-import type { StorageKind } from '../../resources/fields';
-import type { Resource } from '../../resources/define-resource';
+import type { StorageKind, StoredResource } from '../shape';
 
 export type Kind = StorageKind | 'id' | 'bigint';
 /** `name: kind` with `?` for nullable, e.g. `'due_at?': 'timestamp'`. */
@@ -38,7 +37,7 @@ export function createTable(db: Kysely<any>, d: DialectSupport, name: string, co
  *
  * @example await createTable(db, d, res.table, tableOf(res)).execute();
  */
-export function tableOf(res: Resource, extra: Cols = {}): Cols {
+export function tableOf(res: StoredResource, extra: Cols = {}): Cols {
   const cols: Cols = { ...common, ...(res.softDelete ? soft : {}) };
   const known = new Set(Object.keys(cols).map((c) => c.replace(/\?$/, '')));
   for (const c of res.columns) {

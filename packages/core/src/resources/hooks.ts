@@ -1,0 +1,99 @@
+/**
+ * The context resource hooks and operations work with (the hook context of
+ * the declarations): who calls, the repository, the registry, the clock. It
+ * lives beside the declarations so they depend on nothing above them;
+ * services/ implements it.
+ */
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock/index';
+import type { IdGenerator } from '../ids/index';
+import type { Registry } from './registry';
+import type { Repo } from '../sql/repo';
+import type { Rec, Resource } from './define-resource';
+
+/** Project access as hooks and operations use it (spec: project_access_denied, accessible_project_ids_exceeded). */
+export interface ProjectAccessView {
+  /** The caller opens every project (viewAllProjects). */
+  readonly seesAll: boolean;
+  canOpen(project: Rec): Promise<boolean>;
+  filterOpen(projectIds: readonly string[]): Promise<Set<string>>;
+  /** Keep only the records (of a project, or of rows of projects) the caller may open. */
+  filterRecords(res: Resource, recs: Rec[]): Promise<Rec[]>;
+  /** 403 project_access_denied unless the caller may open the project with this id. */
+  assertProject(projectId: string): Promise<void>;
+  /** The check for a record of any resource: a project itself, or a row of a project. */
+  assertRecord(res: Resource, rec: Rec): Promise<void>;
+  /** Ids of the projects the caller may open, or 'all'; over 1000 is 400 accessible_project_ids_exceeded. */
+  accessibleIds(): Promise<string[] | 'all'>;
+}
+
+export type ActorType = 'human' | 'agent' | 'cron' | 'recurringTask' | 'automation' | 'outboxRetry' | 'systemDefault';
+
+/** Who is calling: resolved from the bearer token. */
+export interface Principal {
+  teamId: string;
+  memberId: string;
+  userId: string;
+  memberName: string;
+  /** The member's role name (built-in or custom) and id. */
+  role: string;
+  roleId: string;
+  /** What the role allows (resource permissions spelled like scopes, plus special ones such as manageWebhooks). */
+  permissions: ReadonlySet<string>;
+  /** The caller's address as the front end derived it. */
+  clientIp?: string;
+  tokenId: string;
+  /** When the presented token expires (ms), null for never. */
+  tokenExpiresAt?: number | null;
+  scopes: ReadonlySet<string>;
+  /** Actor id of the member, once it has written. */
+  actorId: string | null;
+}
+
+export interface ReadContext {
+  readonly principal: Principal;
+  readonly teamId: string;
+  readonly repo: Repo;
+  readonly registry: Registry;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  /** The request's instant (ms); one value for the whole request. */
+  readonly now: number;
+  /** HMAC key of cursors (custom routes that page, such as search). */
+  readonly cursorSecret: Uint8Array;
+  /** Which projects the caller may open (services/access.ts implements it). */
+  readonly access: ProjectAccessView;
+}
+
+/** A v3 event before it is written to the outbox. */
+export interface PendingEvent {
+  type: string;
+  aggregateType: string;
+  aggregateId: string;
+  projectId: string | null;
+  payload: Record<string, unknown>;
+}
+
+export interface WriteContext extends ReadContext {
+  readonly db: Kysely<any>;
+  /** The calling member's actor: created on the member's first write. */
+  actor(): Promise<{ id: string; type: ActorType }>;
+  /** Record an event in the outbox, in this transaction. */
+  emit(event: PendingEvent): void;
+  /** Load a live row of the workspace or fail with 404 resource_not_found (naming the field, when given). */
+  mustGet(res: Resource | string, id: string, field?: string): Promise<Rec>;
+  /** The next stamp for `updatedAt`: strictly after `previous`. */
+  stamp(previous?: number): number;
+  /**
+   * The common stamps of a change to a row last updated at `previous`: a
+   * strictly later `updatedAt` and the calling actor (spec "Conventions").
+   * Every write path stamps through this one function.
+   */
+  touch(previous: number): Promise<UpdateStamp>;
+}
+
+export interface UpdateStamp {
+  updatedAt: number;
+  updatedByActorId: string;
+  updatedByActorType: ActorType;
+}

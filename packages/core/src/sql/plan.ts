@@ -1,0 +1,44 @@
+import type { FilterOp, StorageKind, StoredResource } from './shape';
+
+/** One validated filter condition. Values are JS values (timestamps in ms). */
+export interface Condition {
+  column: string;
+  kind: StorageKind;
+  op: FilterOp;
+  value: unknown;
+  /** Through a many-to-many relation: `links.kind`. */
+  linkKind?: string;
+}
+
+export interface SortPlan {
+  field: string;
+  column: string;
+  desc: boolean;
+  nullable: boolean;
+  kind: StorageKind;
+}
+
+/** The keyset boundary a cursor carries: the last row's sort value and id. */
+export interface Boundary {
+  value: unknown;
+  id: string;
+}
+
+export interface ExpandNode {
+  /** relation name → nested node */
+  children: Map<string, ExpandNode>;
+}
+
+/** A frozen, validated list query. Storage never sees raw query strings. */
+export interface ListPlan {
+  resource: StoredResource;
+  conditions: Condition[];
+  /** Include trashed rows (a purgeAt filter was given). */
+  includeTrashed: boolean;
+  sort: SortPlan;
+  after?: Boundary;
+  limit: number;
+  includeTotal: boolean;
+  expand: ExpandNode;
+  fields: Map<string, Set<string>>;
+}
