@@ -49,7 +49,7 @@ const make = {
   statuses: () => created('POST', '/statuses', { name: `Amp status ${++n}`, projectId: ids.projects }),
   labels: () => created('POST', '/labels', { name: `Amp label ${++n}` }),
   roles: () => created('POST', '/roles', { name: `Amp role ${++n}` }),
-  webhooks: () => created('POST', '/webhooks', { url: 'https://hooks.example.com/pmapi-bench', events: ['task.created'] }),
+  webhooks: () => created('POST', '/webhooks', { url: 'https://hooks.invalid/pmapi-bench', events: ['task.created'] }),
   'personal-access-tokens': () => created('POST', '/personal-access-tokens', { name: `Amp token ${++n}`, scopes: ['read'] }),
 };
 const RESTORABLE = new Set(['projects', 'portfolios', 'webhooks']);

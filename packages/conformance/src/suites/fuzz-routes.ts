@@ -77,7 +77,7 @@ export function fuzzRoutesSuite(factory: StoreFactory): void {
       realIds.roles = (await h.post('/roles', { name: 'Fuzzers', permissions: ['tasks:read'] })).body.id;
       realIds.members = h.a.regular.id;
       realIds.actors = t.createdByActorId as string;
-      realIds.webhooks = (await h.post('/webhooks', { url: 'https://hooks.example.com/fuzz' })).body.id;
+      realIds.webhooks = (await h.post('/webhooks', { url: 'https://hooks.invalid/fuzz' })).body.id;
       realIds['personal-access-tokens'] = (await h.post('/personal-access-tokens', { name: 'f', scopes: ['read'] })).body.id;
       for (const [k, v] of Object.entries(realIds)) if (typeof v !== 'string') throw new Error(`fuzz setup: no ${k} id`);
     });

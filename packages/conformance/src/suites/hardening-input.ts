@@ -127,7 +127,7 @@ export function hardeningInputSuite(factory: StoreFactory): void {
       ['/tasks', (n) => `{"name":"t","projectId":"PID","description":${n}}`, 'description'],
       ['/statuses', (n) => `{"name":${n},"projectId":"PID"}`, 'name'],
       ['/lists', (n) => `{"name":${n},"projectId":"PID"}`, 'name'],
-      ['/webhooks', (n) => `{"name":${n},"url":"https://hooks.example.com/x"}`, 'name'],
+      ['/webhooks', (n) => `{"name":${n},"url":"https://hooks.invalid/x"}`, 'name'],
       ['/projects', (n) => `{"name":"cf","customFields":[{"customFieldId":"abc","value":${n}}]}`, 'customFields[0].value'],
     ];
 
@@ -178,7 +178,7 @@ export function hardeningInputSuite(factory: StoreFactory): void {
     beforeAll(async () => {
       // Test deliveries need a sender; this one answers without connecting anywhere.
       h = await harness(factory, { api: () => ({ webhookSender: async () => ({ ok: true, status: 200, durationMs: 1, error: null }) }) });
-      hookId = (await h.post('/webhooks', { url: 'https://hooks.example.com/x' })).body.id;
+      hookId = (await h.post('/webhooks', { url: 'https://hooks.invalid/x' })).body.id;
     });
     afterAll(() => h.close());
 
@@ -329,7 +329,7 @@ export function hardeningInputSuite(factory: StoreFactory): void {
     const cases: Array<[string, string, () => Promise<string>]> = [
       ['portfolio', '/portfolios', async () => (await h.post('/portfolios', { name: 'Doomed' })).body.id],
       ['project', '/projects', async () => (await h.project()).id],
-      ['webhook', '/webhooks', async () => (await h.post('/webhooks', { url: 'https://hooks.example.com/d' })).body.id],
+      ['webhook', '/webhooks', async () => (await h.post('/webhooks', { url: 'https://hooks.invalid/d' })).body.id],
     ];
     for (const [name, path, make] of cases) {
       it(`${name}.removed carries purgeAt and deletedById as a read of the trashed row shows them`, async () => {

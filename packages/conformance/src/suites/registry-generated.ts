@@ -121,7 +121,7 @@ const FIXTURES: Record<string, Fixture> = {
     },
   },
   webhook: {
-    create: async (_w, i) => ({ name: i === 2 ? null : nameOf(i), url: 'https://hooks.example.com/x', active: i !== 1, events: [] }),
+    create: async (_w, i) => ({ name: i === 2 ? null : nameOf(i), url: 'https://hooks.invalid/x', active: i !== 1, events: [] }),
   },
 };
 
