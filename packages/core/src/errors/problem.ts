@@ -51,8 +51,14 @@ export interface ProblemContext {
 /** A validation problem lists at most this many `errors`; `errorsOmitted` counts the rest. */
 export const MAX_FIELD_ERRORS = 50;
 
-function cut(s: string, max: number): string {
+/** Cut text echoed from a request to at most `max` characters. */
+export function clip(s: string, max: number): string {
   return s.length <= max ? s : `${s.slice(0, max)}…`;
+}
+
+/** 404 resource_not_found for an id that names nothing (unknown and malformed ids get this same answer). */
+export function notFound(subject: string, id: string): ProblemError {
+  return new ProblemError('resource_not_found', `No ${subject} '${clip(id, 100)}'`, { id: clip(id, 100) });
 }
 
 /**
@@ -66,8 +72,8 @@ export function problemBody(err: ProblemError, ctx: ProblemContext): Record<stri
     type: err.code,
     title: errorCodes[err.code].title,
     status: err.status,
-    detail: cut(err.message, 1024),
-    instance: cut(ctx.instance, 2048),
+    detail: clip(err.message, 1024),
+    instance: clip(ctx.instance, 2048),
     code: err.code,
     requestId: ctx.requestId,
     docsUrl: `${ctx.docsBaseUrl}/errors/${err.code}`,
@@ -77,7 +83,7 @@ export function problemBody(err: ProblemError, ctx: ProblemContext): Record<stri
   }
   const errors = body.errors;
   if (Array.isArray(errors)) {
-    body.errors = errors.slice(0, MAX_FIELD_ERRORS).map((e: FieldError) => ({ ...e, field: cut(String(e.field), 200), message: cut(String(e.message), 500) }));
+    body.errors = errors.slice(0, MAX_FIELD_ERRORS).map((e: FieldError) => ({ ...e, field: clip(String(e.field), 200), message: clip(String(e.message), 500) }));
     if (errors.length > MAX_FIELD_ERRORS) body.errorsOmitted = errors.length - MAX_FIELD_ERRORS;
   }
   return body;

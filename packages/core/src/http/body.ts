@@ -1,4 +1,4 @@
-import { ProblemError, validationError } from '../errors/problem';
+import { clip, ProblemError, validationError } from '../errors/problem';
 
 /**
  * Reading a JSON request body with work bounded by the rules, not by what the
@@ -38,11 +38,6 @@ function fieldPath(path: readonly Step[]): string {
   let out = '';
   for (const s of path) out += typeof s === 'number' ? `[${s}]` : out ? `.${s}` : s;
   return clip(out, 200);
-}
-
-/** Cut text echoed from a request to at most `max` characters. */
-export function clip(s: string, max: number): string {
-  return s.length <= max ? s : `${s.slice(0, max)}…`;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -1,4 +1,4 @@
-import { ProblemError, problemBody, validationError } from '../errors/problem';
+import { clip, notFound, ProblemError, problemBody, validationError } from '../errors/problem';
 import { errorCodes } from '../errors/codes';
 import { isId } from '../ids/index';
 import type { Resource } from '../resources/define-resource';
@@ -6,12 +6,12 @@ import type { Engine, OpResult } from '../services/engine';
 import type { PendingEvent, Principal, WriteContext as WriteContextT } from '../services/context';
 import { authenticate, bearerOf, type PermissionResolver } from '../auth/tokens';
 import type { RateLimiter } from '../limits/index';
-import { matchRoute, notFoundIn, type CustomRoute, type ExtraPermissions } from './routes';
+import { matchRoute, type CustomRoute, type ExtraPermissions } from './routes';
 import { grants, type ScopeAction } from '../auth/scopes';
 import { checkKey, fingerprintOf, once } from '../services/idempotency';
 import type { HttpRequest, HttpResponse } from './types';
 import { parseListQuery, parseReadQuery, type ReadPlan } from '../query/parse';
-import { clip, parseJsonBody, OversizedArray } from './body';
+import { parseJsonBody, OversizedArray } from './body';
 
 export interface HandlerOptions {
   basePath: string;
@@ -206,7 +206,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       authorize(principal, res.path, action, o.extraPermissions(res.path, action));
       // The query is parsed here, at the edge: a bad one is refused before any transaction or idempotency claim.
       if (op.kind === 'list') {
-        const parsed = parseListQuery(query, { res, registry, teamId: principal.teamId, now: engine.config.clock.now(), cursorSecret: engine.config.cursorSecret });
+        const parsed = parseListQuery(query, { res, registry, teamId: principal.teamId, now, cursorSecret: engine.config.cursorSecret });
         return respond(await engine.list(engine.readContext(principal), res, parsed));
       }
       // DELETE answers 204 without a body: its query is not read (as before).
@@ -238,7 +238,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       authorize(principal, r.scope.resource, r.scope.action, r.permissions, r.ownRecords);
       const run = (ctx: WriteContextT, body: unknown) => {
         if (r.noBody) assertNoBody(body);
-        for (const id of Object.values(params)) if (!isId(id)) throw notFoundIn(r.subject ?? 'record', id);
+        for (const id of Object.values(params)) if (!isId(id)) throw notFound(r.subject ?? 'record', id);
         return r.run(ctx, { params, query, body });
       };
       if (!r.write) return run(engine.writeContext(principal, store.db, []), r.noBody ? parseBody(req) : undefined);

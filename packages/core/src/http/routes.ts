@@ -1,6 +1,4 @@
 import type { ScopeAction } from '../auth/scopes';
-import { ProblemError } from '../errors/problem';
-import { clip } from './body';
 import type { Registry } from '../resources/registry';
 import type { OpResult } from '../services/engine';
 import type { ReadContext, WriteContext } from '../services/context';
@@ -58,11 +56,6 @@ export interface RouteInfo {
   permissions: string[];
   /** Acts only on the caller's own records: the scope is checked, no role permission. */
   ownRecords?: true;
-}
-
-/** The 404 of a route's `{id}` that names nothing (the same whether the id is unknown or malformed). */
-export function notFoundIn(subject: string, id: string): ProblemError {
-  return new ProblemError('resource_not_found', `No ${subject} '${clip(id, 100)}'`, { id: clip(id, 100) });
 }
 
 /** Match a custom route's pattern against path segments. */

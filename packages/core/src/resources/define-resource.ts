@@ -1,4 +1,4 @@
-import { snakeCase, f, type FieldDef, type StorageKind } from './fields';
+import { BATCH_MAX, snakeCase, f, type FieldDef, type StorageKind } from './fields';
 import type { WriteContext, ReadContext } from './hooks';
 import { isId, isUuid } from '../ids/index';
 
@@ -256,11 +256,11 @@ export function defineResource(spec: ResourceSpec): Resource {
 function deriveRelations(spec: ResourceSpec, fields: Record<string, FieldDef>): Record<string, RelationDef> {
   const out: Record<string, RelationDef> = {};
   for (const [key, def] of Object.entries(fields)) {
-    if (def.relation && def.refsTarget) out[def.relation] = { target: def.refsTarget, field: key, max: def.maxItems ?? 150, supported: true };
+    if (def.relation && def.refsTarget) out[def.relation] = { target: def.refsTarget, field: key, max: def.maxItems ?? BATCH_MAX, supported: true };
   }
   for (const [name, r] of Object.entries(spec.relations ?? {})) {
     const field = r.field ?? Object.entries(fields).find(([, d]) => d.relation === name)?.[0];
-    out[name] = { ...out[name], ...r, max: r.max ?? out[name]?.max ?? 150, supported: r.supported ?? true, ...(field ? { field } : {}) };
+    out[name] = { ...out[name], ...r, max: r.max ?? out[name]?.max ?? BATCH_MAX, supported: r.supported ?? true, ...(field ? { field } : {}) };
   }
   return out;
 }

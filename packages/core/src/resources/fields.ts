@@ -49,6 +49,9 @@ function make(kind: StorageKind, schema: z.ZodType | undefined, opts: Opts = {},
   };
 }
 
+/** Spec "Limits": a bulk write or sub-resource batch holds at most 150 items. */
+export const BATCH_MAX = 150;
+
 const ID = z.string().regex(/^[0-9A-Za-z_!]+$/, 'must be an id').max(64);
 const HEX6 = /^#[0-9A-Fa-f]{6}$/;
 
@@ -99,8 +102,8 @@ export const f = {
   },
   /** A set of ids backed by a many-to-many relation; in bodies it replaces the whole set. */
   refs(relation: string, o: Opts & { max?: number; target?: string } = {}): FieldDef {
-    const s = z.array(ID).max(o.max ?? 150, `must hold at most ${o.max ?? 150} ids`);
-    return make('json', s, o, { relation, maxItems: o.max ?? 150, ...(o.target ? { refsTarget: o.target } : {}) });
+    const max = o.max ?? BATCH_MAX;
+    return make('json', z.array(ID).max(max, `must hold at most ${max} ids`), o, { relation, maxItems: max, ...(o.target ? { refsTarget: o.target } : {}) });
   },
   /** A text value validated by the given schema. */
   text(schema: z.ZodType, o: Opts = {}): FieldDef {

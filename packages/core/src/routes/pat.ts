@@ -2,13 +2,11 @@ import { z } from 'zod';
 import type { CustomRoute } from '../http/routes';
 import type { WriteContext } from '../services/context';
 import type { OpResult } from '../services/engine';
-import { ProblemError, validationError, type FieldError } from '../errors/problem';
+import { clip, notFound, ProblemError, validationError, type FieldError } from '../errors/problem';
 import { grants, isValidScope, SCOPE_MACROS, type ScopeAction } from '../auth/scopes';
 import { mintToken } from '../auth/mint';
 import { iso } from '../clock/index';
-import { isId } from '../ids/index';
-import { notFoundIn } from '../http/routes';
-import { OversizedArray, clip } from '../http/body';
+import { OversizedArray } from '../http/body';
 import { nextCursor, PAGE_PARAMS, parsePageQuery, singleParams, unknownParam, type PageSpec } from '../query/page';
 import { takePage, v3Page } from '../presenters/v3';
 
@@ -185,12 +183,10 @@ function unknownKeys(o: Record<string, unknown>, allowed: readonly string[], err
 // Storage
 
 async function findOwn(ctx: WriteContext, id: string): Promise<TokenRow> {
-  const notFound = () => notFoundIn(PAT_SUBJECT, id);
-  if (!isId(id)) throw notFound();
   const row = await ctx.db.selectFrom('access_tokens').select([...COLUMNS])
     .where('id', '=', id).where('team_id', '=', ctx.teamId).where('member_id', '=', ctx.principal.memberId).where('kind', '=', 'pat')
     .executeTakeFirst();
-  if (!row) throw notFound();
+  if (!row) throw notFound(PAT_SUBJECT, id);
   return decodeRow(ctx, row);
 }
 

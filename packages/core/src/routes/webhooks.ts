@@ -2,9 +2,8 @@ import type { CustomRoute } from '../http/routes';
 import type { ReadContext, WriteContext } from '../services/context';
 import type { OpResult } from '../services/engine';
 import type { Rec } from '../resources/define-resource';
-import { ProblemError } from '../errors/problem';
+import { notFound, ProblemError } from '../errors/problem';
 import { iso } from '../clock/index';
-import { notFoundIn } from '../http/routes';
 import { parsePageQuery, singleParams, unknownParam, type PageSpec } from '../query/page';
 import { takePage, v3Page } from '../presenters/v3';
 import { announce } from '../services/records';
@@ -28,7 +27,7 @@ export const WEBHOOK_USER_AGENT = 'Service-Webhooks/2.0';
 async function findWebhook(ctx: ReadContext, id: string, lock = false): Promise<Rec> {
   const res = ctx.registry.get('webhook');
   const rec = await ctx.repo.get(res, ctx.teamId, id, { lock });
-  if (!rec) throw notFoundIn('webhook', id);
+  if (!rec) throw notFound('webhook', id);
   return rec;
 }
 

@@ -1,10 +1,10 @@
-import { validationError, ProblemError, type FieldError } from '../errors/problem';
+import { clip, validationError, ProblemError, type FieldError } from '../errors/problem';
 import type { Resource } from '../resources/define-resource';
 import { parseInstant } from '../query/parse';
-import { OversizedArray, clip } from '../http/body';
+import { BATCH_MAX } from '../resources/fields';
+import { OversizedArray } from '../http/body';
 
-/** Spec "Limits": a bulk write (a replace-the-set array) holds at most 150 items. */
-export const BULK_MAX = 150;
+
 
 export interface PreparedBody {
   /** Column-backed values, in engine form (timestamps in ms). */
@@ -43,7 +43,7 @@ export function prepareBody(res: Resource, body: unknown, op: 'create' | 'update
     const def = res.fields[key];
     if (!def?.relation || def.mode === 'readOnly') continue;
     const received = raw instanceof OversizedArray || Array.isArray(raw) ? raw.length : 0;
-    const max = def.maxItems ?? BULK_MAX;
+    const max = def.maxItems ?? BATCH_MAX;
     if (received > max) {
       throw new ProblemError('bulk_too_large', `${key} holds ${received} ids; a bulk write takes at most ${max}`, { field: key, max, received });
     }

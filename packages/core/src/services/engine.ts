@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { ProblemError, validationError } from '../errors/problem';
+import { clip, notFound, ProblemError, validationError } from '../errors/problem';
 import { iso } from '../clock/index';
 import type { Rec, Resource } from '../resources/define-resource';
 import { Repo } from '../sql/repo';
@@ -10,7 +10,7 @@ import { takePage, v3Page, type OpResult } from '../presenters/v3';
 import type { ParsedList, ReadPlan } from '../query/parse';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
-import { clip, OversizedArray } from '../http/body';
+import { OversizedArray } from '../http/body';
 import { newRecord } from './records';
 import { materialize, toResponse, assertExpandReadable, EXPAND_ROW_BUDGET } from './serialize';
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
@@ -19,7 +19,7 @@ import { ProjectAccess } from './access';
 import { enqueueWebhookJobs, type LiveWebhook } from '../webhooks/enqueue';
 
 export const SOFT_DELETE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
-export const BATCH_MAX = 150;
+export { BATCH_MAX } from '../resources/fields';
 
 export type { OpResult } from '../presenters/v3';
 
@@ -137,7 +137,7 @@ export class Engine {
     const { expand, fields } = view;
     assertExpandReadable(ctx, res, expand);
     const rec = await ctx.repo.get(res, ctx.teamId, id);
-    if (!rec) throw notFound(res, id);
+    if (!rec) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, rec);
     const [obj] = await this.present(ctx, res, [rec], expand, fields);
     if (res.hooks?.decorateGet) await res.hooks.decorateGet(ctx, rec, obj!, fields.get(res.path));
@@ -248,7 +248,7 @@ export class Engine {
 
   async update(ctx: WriteContext, res: Resource, id: string, body: unknown, view: ReadPlan): Promise<OpResult> {
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
-    if (!current) throw notFound(res, id);
+    if (!current) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
     const { values: patch, relations, expectedUpdatedAt } = prepareBody(res, body, 'update');
     if (expectedUpdatedAt !== undefined && expectedUpdatedAt !== current.updatedAt) {
@@ -300,17 +300,17 @@ export class Engine {
 
   async remove(ctx: WriteContext, res: Resource, id: string): Promise<OpResult> {
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
-    if (!current) throw notFound(res, id);
+    if (!current) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
     await res.hooks?.beforeDelete?.(ctx, current);
     // The payload is the resource as it now is (spec Events, "Body envelope"): a trashed row with purgeAt and deletedById set; a destroyed one as it was last.
     let payload: Record<string, unknown>;
     let removed = current;
     if (res.softDelete) {
-      await ctx.repo.update(res, ctx.teamId, id, {
-        purgeAt: ctx.now + SOFT_DELETE_RETENTION_MS, deletedById: ctx.principal.memberId, ...(await ctx.touch(current.updatedAt as number)),
-      });
-      removed = (await ctx.repo.get(res, ctx.teamId, id, { includeTrashed: true }))!;
+      const trashed = { purgeAt: ctx.now + SOFT_DELETE_RETENTION_MS, deletedById: ctx.principal.memberId, ...(await ctx.touch(current.updatedAt as number)) };
+      await ctx.repo.update(res, ctx.teamId, id, trashed);
+      // The row as now stored, without reading it back.
+      removed = { ...current, ...trashed };
       payload = await this.payloadOf(ctx, res, removed);
     } else {
       payload = await this.payloadOf(ctx, res, current);
@@ -335,7 +335,7 @@ export class Engine {
 
   async restore(ctx: WriteContext, res: Resource, id: string, view: ReadPlan): Promise<OpResult> {
     const current = await ctx.repo.get(res, ctx.teamId, id, { includeTrashed: true, lock: true });
-    if (!current || (current.purgeAt !== null && (current.purgeAt as number) <= ctx.now)) throw notFound(res, id);
+    if (!current || (current.purgeAt !== null && (current.purgeAt as number) <= ctx.now)) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
     if (current.purgeAt === null) return this.respond(ctx, res, current, view, 200);
     await res.hooks?.beforeRestore?.(ctx, current);
@@ -358,7 +358,7 @@ export class Engine {
     if (!rel.supported) throw new ProblemError('m2m_not_supported', `${res.path} does not support '${relationPath}' yet`, { relation: relationPath });
     const ids = relationIds(body, rel.max);
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
-    if (!current) throw notFound(res, id);
+    if (!current) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
     const kind = `${res.name}.${relation}`;
     let changed: string[];
@@ -475,9 +475,6 @@ function relationIds(body: unknown, max: number): string[] {
   return [...new Set(raw as string[])];
 }
 
-function notFound(res: Resource, id: string): ProblemError {
-  return new ProblemError('resource_not_found', `No ${res.name} '${clip(id, 100)}'`, { id: clip(id, 100) });
-}
 
 
 function fieldOfRelation(res: Resource, relation: string): string | undefined {

@@ -16,42 +16,35 @@ export async function insertRecord(ctx: WriteContext, resName: string, values: R
   return rec;
 }
 
-/** A new row: the given values, a fresh id, the common stamps of the calling actor, every other column null. */
-export async function newRecord(ctx: WriteContext, res: Resource, values: Record<string, unknown>): Promise<Rec> {
-  const actor = await ctx.actor();
-  const now = ctx.stamp();
+/** A full row of `res`: the given values, `id`, the common stamps (`actor` null when the service writes it), every other column null. */
+function rowOf(res: Resource, values: Record<string, unknown>, id: string, now: number, actor: { id: string; type: string } | null): Rec {
   const rec: Rec = {
     ...values,
-    id: ctx.ids.id(),
+    id,
     createdAt: now,
     updatedAt: now,
-    createdByActorId: actor.id,
-    updatedByActorId: actor.id,
-    createdByActorType: actor.type,
-    updatedByActorType: actor.type,
+    createdByActorId: actor?.id ?? null,
+    updatedByActorId: actor?.id ?? null,
+    createdByActorType: actor?.type ?? null,
+    updatedByActorType: actor?.type ?? null,
   };
   for (const c of res.columns) if (!(c.key in rec)) rec[c.key] = null;
   return rec;
 }
 
+/** A new row written through the API: a fresh id and the common stamps of the calling actor. */
+export async function newRecord(ctx: WriteContext, res: Resource, values: Record<string, unknown>): Promise<Rec> {
+  const actor = await ctx.actor();
+  return rowOf(res, values, ctx.ids.id(), ctx.stamp(), actor);
+}
+
 /**
- * A row the service writes itself (workspace seeding, the admin API): the
- * declaration's columns, a fresh id, createdAt and updatedAt `now`, and no
+ * A row the service writes itself (workspace seeding, the admin API): no
  * actor (spec "Conventions": null for records created any other way). The
  * repository encodes it, so no column is spelled here.
  */
 export async function seedRecord(repo: Repo, ids: IdGenerator, res: Resource, teamId: string, values: Record<string, unknown>, now: number): Promise<Rec> {
-  const rec: Rec = {
-    ...values,
-    id: ids.id(),
-    createdAt: now,
-    updatedAt: now,
-    createdByActorId: null,
-    updatedByActorId: null,
-    createdByActorType: null,
-    updatedByActorType: null,
-  };
-  for (const c of res.columns) if (!(c.key in rec)) rec[c.key] = null;
+  const rec = rowOf(res, values, ids.id(), now, null);
   await repo.insert(res, teamId, rec);
   return rec;
 }
