@@ -180,7 +180,9 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    bodyTimer = setTimeout(() => {
+    // Only a request that carries a body has one to wait for (a GET ends at once: no timer on the hot path).
+    const hasBody = declared > 0 || req.headers['transfer-encoding'] !== undefined;
+    if (hasBody) bodyTimer = setTimeout(() => {
       if (answered || req.readableEnded) return;
       chunks.length = 0;
       // A client that trickles bytes is not waited for: answer, then close once the answer is out.
@@ -189,7 +191,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
       send(res, { ...out, headers: { ...out.headers, connection: 'close' } });
       setTimeout(() => req.socket.destroy(), 100).unref();
     }, bodyTimeout);
-    bodyTimer.unref();
+    bodyTimer?.unref();
     req.on('data', (c: Buffer) => {
       if (answered) return;
       size += c.length;
