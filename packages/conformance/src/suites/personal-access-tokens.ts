@@ -206,8 +206,13 @@ export function personalAccessTokensSuite(factory: StoreFactory): void {
       const forged = JSON.parse(Buffer.from(body!, 'base64url').toString('utf8'));
       forged.b[0] = 0;
       problem(await h.get(`${P}?cursor=${Buffer.from(JSON.stringify(forged)).toString('base64url')}.${sig}`, { token }), 400, 'cursor_invalid');
-      const tasks = ok(await h.get('/tasks?limit=1', { token }));
-      if (tasks.nextCursor) problem(await h.get(`${P}?cursor=${encodeURIComponent(tasks.nextCursor)}`, { token }), 400, 'cursor_invalid');
+      // A cursor another list issued (two tasks, one per page) is refused here.
+      const project = await h.project();
+      await h.task(project.id);
+      await h.task(project.id);
+      const tasks = ok(await h.get(`/tasks?projectId=${project.id}&limit=1`));
+      expect(tasks.nextCursor).toBeTypeOf('string');
+      problem(await h.get(`${P}?cursor=${encodeURIComponent(tasks.nextCursor)}`, { token }), 400, 'cursor_invalid');
       h.clock.advance(25 * 60 * 60 * 1000);
       problem(await h.get(`${P}?cursor=${encodeURIComponent(first.nextCursor)}`, { token }), 400, 'cursor_invalid');
     });
