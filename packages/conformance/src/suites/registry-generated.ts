@@ -123,6 +123,9 @@ const FIXTURES: Record<string, Fixture> = {
   webhook: {
     create: async (_w, i) => ({ name: i === 2 ? null : nameOf(i), url: 'https://hooks.invalid/x', active: i !== 1, events: [] }),
   },
+  personalAccessToken: {
+    create: async (w, i) => ({ name: nameOf(i), scopes: [['read'], ['tasks:read', 'projects:write'], ['write']][i % 3], expiresAt: i === 1 ? at(w.h.clock.now() + DAY) : null }),
+  },
 };
 
 function world(h: Harness): World {
@@ -591,7 +594,21 @@ export function registrySuite(factory: StoreFactory): void {
           expect((await h.get(`/${res.path}/${rec.id}`)).status).toBe(200);
         });
       }
-      if (res.operations.delete && !res.softDelete) {
+      if (res.operations.delete && res.revokeField) {
+        it(`DELETE revokes (204): ${res.revokeField} is set once and the record stays readable and listed`, async () => {
+          const rec = await w.fresh(res.name);
+          expect(rec[res.revokeField!]).toBeNull();
+          expect((await h.del(`/${res.path}/${rec.id}`)).status).toBe(204);
+          const after = await h.get(`/${res.path}/${rec.id}`);
+          expect(after.status).toBe(200);
+          expect(after.body[res.revokeField!]).toBe(at(h.clock.now()));
+          h.clock.advance(1000);
+          expect((await h.del(`/${res.path}/${rec.id}`)).status).toBe(204);
+          expect((await h.get(`/${res.path}/${rec.id}`)).body[res.revokeField!]).toBe(after.body[res.revokeField!]);
+          if (res.operations.list) expect((await h.get(`/${res.path}?limit=200`)).body.data.map((x: any) => x.id)).toContain(rec.id);
+        });
+      }
+      if (res.operations.delete && !res.softDelete && !res.revokeField) {
         it('DELETE removes for good (204, then 404); /restore is refused with a 4xx', async () => {
           const rec = await w.fresh(res.name);
           expect((await h.del(`/${res.path}/${rec.id}`)).status).toBe(204);

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { SqlStore } from '../sql/dialect';
 import type { Clock } from '../clock/index';
 import type { IdGenerator } from '../ids/index';
-import { mintToken } from '../auth/mint';
+import { newPersonalToken } from '../auth/mint';
 import { isValidScope } from '../auth/scopes';
 import { initialsOf, PALETTE, secondaryOf } from '../resources/rules';
 import { registerClient, revokeClient, type RegisterOAuthClientInput, type RegisteredOAuthClient } from '../oauth/clients';
@@ -138,10 +138,12 @@ export class Admin {
     for (const s of input.scopes) if (!isValidScope(s)) throw new Error(`pmapi admin: invalid scope '${s}'`);
     const m = await this.store.db.selectFrom('members').select(['id', 'team_id']).where('id', '=', memberId).executeTakeFirst();
     if (!m) throw new Error(`pmapi admin: no member ${memberId}`);
-    const expires = input.expiresAt === undefined ? null : new Date(input.expiresAt).getTime();
-    const { id, token } = await mintToken(this.store.db, this.d, this.ids, {
-      teamId: m.team_id as string, memberId, scopes: input.scopes, name: input.name ?? null, expiresAt: expires, now: this.clock.now(),
-    });
+    const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt).getTime();
+    const { token, prefix, hash } = newPersonalToken(this.ids);
+    // Seeded through the declaration, like the API's tokens.
+    const { id } = await seedRecord(new Repo(this.store.db, this.d), this.ids, this.registry.get('personalAccessToken'), m.team_id as string, {
+      memberId, scopes: [...new Set(input.scopes)], name: input.name ?? null, expiresAt, prefix, hash, lastUsedAt: null, revokedAt: null,
+    }, this.clock.now());
     return { id, token };
   }
 

@@ -19,7 +19,7 @@ const ACTIONS = ['read', 'write', 'delete'] as const;
 /** Every permission name a role may hold: one per resource and action, plus the special ones. */
 export function permissionCatalog(registry: Registry): string[] {
   const out: string[] = [];
-  for (const r of registry.all()) for (const a of ACTIONS) out.push(`${r.path}:${a}`);
+  for (const r of registry.roleResources()) for (const a of ACTIONS) out.push(`${r.path}:${a}`);
   for (const p of Object.keys(SPECIAL_PERMISSIONS)) out.push(p);
   return out;
 }
@@ -37,7 +37,7 @@ export function builtinRolePermissions(role: string, registry: Registry): string
   if (role === 'owner' || role === 'manager') return permissionCatalog(registry);
   if (role !== 'regular' && role !== 'client') return [];
   const out: string[] = [];
-  for (const r of registry.all()) {
+  for (const r of registry.roleResources()) {
     const actions = role === 'regular' ? r.policy?.regular ?? REGULAR_DEFAULT : r.policy?.client ?? [];
     for (const a of ACTIONS) if (actions.includes(a)) out.push(`${r.path}:${a}`);
   }

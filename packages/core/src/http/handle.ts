@@ -203,10 +203,11 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       }
       const op = route(res, method, segs.slice(1));
       const action = ACTION[op.kind];
-      authorize(principal, res.path, action, o.extraPermissions(res.path, action));
+      // Personal records (`ownedBy`): every member manages their own, so only the token's scope counts.
+      authorize(principal, res.path, action, o.extraPermissions(res.path, action), !!res.ownedBy);
       // The query is parsed here, at the edge: a bad one is refused before any transaction or idempotency claim.
       if (op.kind === 'list') {
-        const parsed = parseListQuery(query, { res, registry, teamId: principal.teamId, now, cursorSecret: engine.config.cursorSecret });
+        const parsed = parseListQuery(query, { res, registry, teamId: principal.teamId, now, cursorSecret: engine.config.cursorSecret, memberId: principal.memberId });
         return respond(await engine.list(engine.readContext(principal), res, parsed));
       }
       // DELETE answers 204 without a body: its query is not read (as before).

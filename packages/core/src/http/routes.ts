@@ -80,9 +80,9 @@ export type ExtraPermissions = (resource: string, action: ScopeAction) => string
  */
 export function routeTable(registry: Registry, custom: readonly CustomRoute[], extra: ExtraPermissions): RouteInfo[] {
   const rows: RouteInfo[] = [];
-  const add = (method: string, path: string, resource: string, action: ScopeAction) =>
-    rows.push({ method, path, scope: `${resource}:${action}`, permissions: extra(resource, action) });
   for (const r of registry.all()) {
+    const add = (method: string, path: string, resource: string, action: ScopeAction) =>
+      rows.push({ method, path, scope: `${resource}:${action}`, permissions: extra(resource, action), ...(r.ownedBy ? { ownRecords: true as const } : {}) });
     const ops = r.operations;
     if (ops.list) add('GET', `/${r.path}`, r.path, 'read');
     if (ops.create) add('POST', `/${r.path}`, r.path, 'write');

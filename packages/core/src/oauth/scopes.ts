@@ -7,7 +7,7 @@ const ACTIONS: readonly ScopeAction[] = ['read', 'write', 'delete'];
 /** Every scope the server advertises (RFC 8414 `scopes_supported`): each resource's three actions, then the macros. */
 export function supportedScopes(registry: Registry): string[] {
   const out: string[] = [];
-  for (const r of registry.all()) for (const a of ACTIONS) out.push(`${r.path}:${a}`);
+  for (const r of registry.roleResources()) for (const a of ACTIONS) out.push(`${r.path}:${a}`);
   return [...out, ...SCOPE_MACROS];
 }
 
@@ -26,7 +26,7 @@ export function parseScope(registry: Registry, raw: string): string[] | undefine
  */
 export function expandScopes(registry: Registry, scopes: readonly string[]): Set<string> {
   const out = new Set<string>();
-  const resources = registry.all().map((r) => r.path);
+  const resources = registry.roleResources().map((r) => r.path);
   for (const s of scopes) {
     if ((SCOPE_MACROS as readonly string[]).includes(s)) {
       for (const r of resources) {

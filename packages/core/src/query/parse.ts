@@ -147,6 +147,8 @@ export interface ParseListOptions {
   teamId: string;
   now: number;
   cursorSecret: Uint8Array;
+  /** The calling member: personal resources (`ownedBy`) list only their rows, and cursors are bound to them. */
+  memberId: string;
 }
 
 /** Turn a list request's query into a validated, frozen plan (spec "Standard operations" rules 3-8). */
@@ -189,6 +191,10 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
     conditions.push({ column: res.columnOf[field]!, kind: 'text', op: 'eq', value: projectId });
   }
   if (res.listParams?.scope && projectId === undefined && params.get('scope') === 'personal') none = true;
+  if (res.ownedBy) {
+    conditions.push({ column: res.columnOf[res.ownedBy]!, kind: 'text', op: 'eq', value: o.memberId });
+    fingerprint.push(`owner=${o.memberId}`);
+  }
   if (res.hiddenByDefault && !givenFilters.has(res.hiddenByDefault.filter)) {
     const h = res.hiddenByDefault;
     conditions.push({ column: h.column, kind: 'boolean', op: 'eq', value: h.value });

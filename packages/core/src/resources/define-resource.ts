@@ -134,6 +134,22 @@ export interface ResourceSpec {
   extraResponseFields?: string[];
   /** Rows whose predicate is true are hidden from lists unless the filter named is given (archived projects). */
   hiddenByDefault?: { filter: string; column: string; value: unknown };
+  /**
+   * Personal records: the field holding the owning member's id. A member
+   * lists, reads and changes only their own rows (another's id is 404); every
+   * member manages their own, so the token's scope is checked and no role
+   * permission; the resource's scopes are no role permission either.
+   */
+  ownedBy?: string;
+  /** Column values every row holds: written on insert, required by every read (a table shared with other kinds of rows). */
+  fixed?: Record<string, string>;
+  /** Writes emit webhook events (default true); false keeps the resource out of the event catalog. */
+  events?: boolean;
+  /**
+   * DELETE revokes instead of removing: it stamps this timestamp field once
+   * (a second DELETE keeps the first instant) and the row stays readable.
+   */
+  revokeField?: string;
 }
 
 /** The common read-only fields every resource carries (spec "Conventions"). */
@@ -153,9 +169,11 @@ export const softDeleteFields = {
 } satisfies Record<string, FieldDef>;
 
 /** A resource with everything the engine derives from its declaration. */
-export interface Resource extends Omit<ResourceSpec, 'table' | 'softDelete' | 'operations' | 'expand' | 'relations'> {
+export interface Resource extends Omit<ResourceSpec, 'table' | 'softDelete' | 'operations' | 'expand' | 'relations' | 'events'> {
   table: string;
   softDelete: boolean;
+  /** Writes emit webhook events. */
+  events: boolean;
   operations: Partial<Record<Operation, boolean>>;
   expand: Record<string, ExpandDef>;
   relations?: Record<string, RelationDef>;
@@ -193,6 +211,9 @@ export function defineResource(spec: ResourceSpec): Resource {
     ...(softDelete ? softDeleteFields : {}),
     ...spec.fields,
   };
+  for (const [what, key] of [['ownedBy', spec.ownedBy], ['revokeField', spec.revokeField], ['projectField', spec.projectField]] as const) {
+    if (key !== undefined && !(key in fields)) throw new Error(`pmapi: ${spec.name}.${what} names no field '${key}'`);
+  }
   const relations = deriveRelations(spec, fields);
   const expand = deriveExpands(spec, fields, softDelete, relations);
   const columns: ColumnInfo[] = [];
@@ -230,6 +251,7 @@ export function defineResource(spec: ResourceSpec): Resource {
     ...rest,
     table: spec.table ?? spec.path.replace(/-/g, '_'),
     softDelete,
+    events: spec.events ?? true,
     operations: spec.operations ?? { list: true, get: true, create: true, update: true, delete: true },
     fields: dict(fields),
     filters: dict(spec.filters),

@@ -10,10 +10,15 @@ import { statusResource } from './status.resource';
 import { listResource } from './list.resource';
 import { taskResource } from './task.resource';
 import { webhookResource } from './webhook.resource';
+import { personalAccessTokenResource } from './personal-access-token.resource';
 import type { Resource } from './define-resource';
 
 /** Every built-in resource of the v3 API. */
 export const builtinResources: readonly Resource[] = [
   actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
+  personalAccessTokenResource,
 ];
-export { actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource };
+export {
+  actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
+  personalAccessTokenResource,
+};

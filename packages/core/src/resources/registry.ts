@@ -24,4 +24,12 @@ export class Registry {
   all(): Resource[] {
     return [...this.byName.values()];
   }
+
+  /**
+   * Resources whose actions are role permissions: all but personal ones
+   * (`ownedBy`), which every member manages for themselves.
+   */
+  roleResources(): Resource[] {
+    return this.all().filter((r) => !r.ownedBy);
+  }
 }

@@ -1,7 +1,6 @@
 import type { CustomRoute } from '../http/routes';
-import { patRoutes } from './pat';
 import { searchRoutes } from './search';
 import { webhookRoutes } from './webhooks';
 
 /** The routes beyond the standard operations, in matching order. */
-export const builtinRoutes: readonly CustomRoute[] = [...patRoutes, ...searchRoutes, ...webhookRoutes];
+export const builtinRoutes: readonly CustomRoute[] = [...searchRoutes, ...webhookRoutes];

@@ -72,7 +72,7 @@ export function searchRoute(resourcePath: string, field: string): CustomRoute {
       const rest = new URLSearchParams();
       for (const [k, v] of query) if (k !== 'q' && k !== 'cursor') rest.append(k, v);
       const { plan, filterKey } = parseListQuery(rest, {
-        res, registry: ctx.registry, teamId: ctx.teamId, now: ctx.now, cursorSecret: ctx.cursorSecret,
+        res, registry: ctx.registry, teamId: ctx.teamId, now: ctx.now, cursorSecret: ctx.cursorSecret, memberId: ctx.principal.memberId,
       });
       assertExpandReadable(ctx, res, plan.expand);
       const binding = createHash('sha256').update(`${filterKey}\n${q}`).digest('base64url').slice(0, 22);

@@ -1,5 +1,5 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
-import { ProblemError } from '../errors/problem';
+import { notFound, ProblemError } from '../errors/problem';
 import type { Rec, Resource } from '../resources/define-resource';
 import type { ProjectAccessView, ReadContext } from './context';
 
@@ -92,6 +92,8 @@ export class ProjectAccess implements ProjectAccessView {
 
   /** The check for a record of any resource: a project itself, or a row of a project. */
   async assertRecord(res: Resource, rec: Rec): Promise<void> {
+    // Another member's personal record is answered like an unknown id.
+    if (res.ownedBy && rec[res.ownedBy] !== this.ctx.principal.memberId) throw notFound(res.name, rec.id);
     if (res.projectContainer) {
       if (!(await this.canOpen(rec))) throw new ProblemError('project_access_denied', `You have no access to project ${rec.id}`, { projectId: rec.id });
     } else if (res.projectField && typeof rec[res.projectField] === 'string') {

@@ -76,7 +76,9 @@ export function prepareBody(res: Resource, body: unknown, op: 'create' | 'update
     const r = def.schema.safeParse(raw);
     if (!r.success) {
       for (const issue of r.error.issues) {
-        errors.push({ field: [key, ...issue.path.map(String)].join('.'), code: issue.code, message: issue.message });
+        // A declaration's own rule names its code in `params.code`; zod's codes otherwise.
+        const own = issue.code === 'custom' ? (issue.params as { code?: unknown } | undefined)?.code : undefined;
+        errors.push({ field: [key, ...issue.path.map(String)].join('.'), code: typeof own === 'string' ? own : issue.code, message: issue.message });
       }
       continue;
     }
@@ -87,7 +89,8 @@ export function prepareBody(res: Resource, body: unknown, op: 'create' | 'update
   }
   if (op === 'create') {
     for (const [key, def] of Object.entries(res.fields)) {
-      if (def.required && def.mode !== 'readOnly' && !(key in values) && !(def.relation && def.relation in relations)) {
+      // A field that was sent but failed its rule is reported once, by that rule.
+      if (def.required && def.mode !== 'readOnly' && !seen.has(key) && !(def.relation && def.relation in relations)) {
         errors.push({ field: key, code: 'required', message: `${key} is required` });
       }
     }

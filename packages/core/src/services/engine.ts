@@ -155,6 +155,7 @@ export class Engine {
   // --- writes ---------------------------------------------------------------
 
   private event(ctx: WriteContext, res: Resource, action: string, rec: Rec, payload: Record<string, unknown>) {
+    if (!res.events) return;
     ctx.emit({
       type: `${res.name}.${action}`,
       aggregateType: res.name,
@@ -165,6 +166,7 @@ export class Engine {
   }
 
   private membershipEvents(ctx: WriteContext, res: Resource, rec: Rec, relation: string, ids: string[], change: 'added' | 'removed') {
+    if (!res.events) return;
     for (const relatedId of ids) {
       ctx.emit({
         type: `${res.name}.${relation}.${change}`,
@@ -212,6 +214,8 @@ export class Engine {
 
   async create(ctx: WriteContext, res: Resource, body: unknown, view: ReadPlan): Promise<OpResult> {
     const { values, relations } = prepareBody(res, body, 'create');
+    // A personal record belongs to its creator.
+    if (res.ownedBy) values[res.ownedBy] = ctx.principal.memberId;
     // Access first: a closed project's statuses and lists must not shape the answer.
     if (res.projectField && typeof values[res.projectField] === 'string') await ctx.access.assertProject(values[res.projectField] as string);
     await this.checkRefs(ctx, res, values);
@@ -302,6 +306,17 @@ export class Engine {
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
     if (!current) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
+    if (res.revokeField) {
+      // Revoking twice keeps the first instant.
+      if (current[res.revokeField] === null) {
+        await res.hooks?.beforeDelete?.(ctx, current);
+        const revoked = { [res.revokeField]: ctx.now, ...(await ctx.touch(current.updatedAt as number)) };
+        await ctx.repo.update(res, ctx.teamId, id, revoked);
+        const after = { ...current, ...revoked };
+        if (res.events) this.event(ctx, res, 'updated', after, await this.payloadOf(ctx, res, after));
+      }
+      return { status: 204 };
+    }
     await res.hooks?.beforeDelete?.(ctx, current);
     // The payload is the resource as it now is (spec Events, "Body envelope"): a trashed row with purgeAt and deletedById set; a destroyed one as it was last.
     let payload: Record<string, unknown>;

@@ -62,6 +62,7 @@ export async function patchRecord(ctx: WriteContext, res: Resource, stale: Rec, 
 
 /** Emit a lifecycle event carrying the resource's current response form. */
 export async function announce(ctx: WriteContext, res: Resource, rec: Rec, action: string): Promise<void> {
+  if (!res.events) return;
   const [payload] = await materialize(ctx, res, [rec], { expand: { children: new Map() }, fields: new Map(), budget: { used: 0, max: EXPAND_ROW_BUDGET } });
   ctx.emit({
     type: `${res.name}.${action}`,

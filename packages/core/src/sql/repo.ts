@@ -54,7 +54,7 @@ export class Repo {
   }
 
   async insert(res: Resource, teamId: string, rec: Record<string, unknown>): Promise<void> {
-    const values = { ...this.encodeValues(res, rec), team_id: teamId };
+    const values = { ...this.encodeValues(res, rec), team_id: teamId, ...res.fixed };
     const cols = Object.keys(values);
     await runCached(this.db, this.dialect.name, `insert:${res.table}:${cols.join(',')}`, Object.values(values), () =>
       this.db.insertInto(res.table).values(values));
@@ -66,8 +66,8 @@ export class Repo {
     if (!res.isId(id)) return undefined;
     const live = res.softDelete && !opts.includeTrashed;
     const lock = !!opts.lock && this.dialect.capabilities.forUpdate;
-    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `get:${res.table}:${live}:${lock}`, [id, teamId], () => {
-      let q = this.db.selectFrom(res.table).selectAll().where('id', '=', id).where('team_id', '=', teamId);
+    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `get:${res.table}:${live}:${lock}`, [id, teamId, ...fixedValues(res)], () => {
+      let q = fixed(res, this.db.selectFrom(res.table).selectAll().where('id', '=', id).where('team_id', '=', teamId));
       if (live) q = q.where('purge_at', 'is', null);
       if (lock) q = q.forUpdate();
       return q;
@@ -91,7 +91,7 @@ export class Repo {
     }
     ids = ids.filter((id) => res.isId(id));
     if (ids.length === 0) return [];
-    let q = this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId).where('id', 'in', ids as string[]);
+    let q = fixed(res, this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId).where('id', 'in', ids as string[]));
     if (res.softDelete) q = q.where('purge_at', 'is', null);
     if (extra?.length) q = q.where((eb) => eb.and(extra.map((c) => this.condition(eb, c))));
     const rows = await q.execute();
@@ -106,7 +106,7 @@ export class Repo {
       return out;
     }
     if (values.length === 0) return [];
-    let q = this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId).where(column, 'in', values as any[]);
+    let q = fixed(res, this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId).where(column, 'in', values as any[]));
     if (res.softDelete) q = q.where('purge_at', 'is', null);
     if (opts.orderBy) q = q.orderBy(opts.orderBy).orderBy('id');
     if (opts.limit) q = q.limit(opts.limit);
@@ -123,7 +123,7 @@ export class Repo {
    * @example await ctx.repo.findWhere(statuses, teamId, { projectId, archived: false }, { orderBy: ['order'], limit: 1 })
    */
   async findWhere(res: Resource, teamId: string, where: Record<string, unknown>, opts: { orderBy?: string[]; limit?: number; exceptId?: string } = {}): Promise<Rec[]> {
-    let q = this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId);
+    let q = fixed(res, this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId));
     for (const [field, v] of Object.entries(where)) {
       const column = res.columnOf[field];
       if (!column) throw new Error(`pmapi: ${res.name} has no stored field '${field}'`);
@@ -179,6 +179,7 @@ export class Repo {
 
   private where(eb: ExpressionBuilder<any, any>, plan: ListPlan, teamId: string): Expression<SqlBool> {
     const parts: Expression<SqlBool>[] = [eb('team_id', '=', teamId)];
+    for (const [column, v] of Object.entries(plan.resource.fixed ?? {})) parts.push(eb(column, '=', v));
     if (plan.resource.softDelete && !plan.includeTrashed) parts.push(eb('purge_at', 'is', null));
     for (const c of plan.conditions) parts.push(this.condition(eb, c));
     return eb.and(parts);
@@ -342,6 +343,17 @@ export class Repo {
       await this.db.deleteFrom('links').where('kind', 'in', opts.kinds).where('related_id', 'in', opts.relatedIds as string[]).execute();
     }
   }
+}
+
+/** The values of a resource's fixed columns, in the order {@link fixed} binds them. */
+function fixedValues(res: Resource): string[] {
+  return res.fixed ? Object.values(res.fixed) : [];
+}
+
+/** Restrict a query to the rows of the resource's kind (its fixed column values). */
+function fixed<Q extends { where(column: string, op: '=', value: string): Q }>(res: Resource, q: Q): Q {
+  for (const [column, v] of Object.entries(res.fixed ?? {})) q = q.where(column, '=', v);
+  return q;
 }
 
 /** Escape `%`, `_` and `\` for a LIKE pattern with `ESCAPE '\'`. */

@@ -47,6 +47,8 @@ export interface StoredResource {
   readonly columns: ColumnInfo[];
   readonly columnOf: Record<string, string>;
   readonly fields: Record<string, StoredField>;
+  /** Column values every row of the resource holds (a table shared with other kinds of rows). */
+  readonly fixed?: Readonly<Record<string, string>>;
   /** Could this string be an id of this resource? */
   isId(id: string): boolean;
 }

@@ -68,6 +68,7 @@ export function eventCatalog(registry: Registry): EventCatalog {
   const pairs = new Set<string>();
   for (const src of [SPEC_RELATIONS, NOT_SHOWN_RELATIONS]) for (const [r, rels] of Object.entries(src)) for (const rel of rels) pairs.add(`${r}.${rel}`);
   for (const res of registry.all()) {
+    if (!res.events) continue;
     const ops = res.operations;
     if (ops.create || ops.update || ops.delete) lifecycleRes.add(res.name);
     for (const rel of Object.keys(res.relations ?? {})) pairs.add(`${res.name}.${rel}`);

@@ -4,6 +4,7 @@ import { foundation } from './0001-foundation';
 import { accessAndLimits } from './0002-access-and-limits';
 import { webhooks } from './0003-webhooks';
 import { oauth } from './0004-oauth';
+import { personalAccessTokens } from './0005-personal-access-tokens';
 
 export { tableOf, createTable, type Cols } from './table';
 
@@ -17,7 +18,10 @@ export { tableOf, createTable, type Cols } from './table';
  * }
  */
 export function migrations(d: DialectSupport): Record<string, Migration> {
-  return { '0001_foundation': foundation(d), '0002_access_and_limits': accessAndLimits(d), '0003_webhooks': webhooks(d), '0004_oauth': oauth(d) };
+  return {
+    '0001_foundation': foundation(d), '0002_access_and_limits': accessAndLimits(d), '0003_webhooks': webhooks(d), '0004_oauth': oauth(d),
+    '0005_personal_access_tokens': personalAccessTokens(d),
+  };
 }
 
 /** Apply pending migrations (kysely's Migrator takes the dialect's migration lock). */

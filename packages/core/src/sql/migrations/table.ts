@@ -39,6 +39,8 @@ export function createTable(db: Kysely<any>, d: DialectSupport, name: string, co
  */
 export function tableOf(res: StoredResource, extra: Cols = {}): Cols {
   const cols: Cols = { ...common, ...(res.softDelete ? soft : {}) };
+  // The kind column of a table shared with other kinds of rows.
+  for (const column of Object.keys(res.fixed ?? {})) cols[column] = 'text';
   const known = new Set(Object.keys(cols).map((c) => c.replace(/\?$/, '')));
   for (const c of res.columns) {
     if (known.has(c.column)) continue;

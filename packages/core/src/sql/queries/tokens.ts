@@ -27,3 +27,19 @@ export async function touchToken(db: Kysely<any>, d: DialectSupport, tokenId: st
   await runCached(db, d.name, 'auth:touch', [d.encode('timestamp', now), tokenId], () => db
     .updateTable('access_tokens').set({ last_used_at: d.encode('timestamp', now) }).where('id', '=', tokenId));
 }
+
+/**
+ * Active (not revoked, not expired) personal access tokens of one person,
+ * across all their memberships (the 20-token cap of spec "Limits").
+ */
+export async function countActivePersonalTokens(repo: { db: Kysely<any>; dialect: DialectSupport }, userId: string, now: number): Promise<number> {
+  const row = await repo.db.selectFrom('access_tokens as t')
+    .innerJoin('members as m', 'm.id', 't.member_id')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('m.user_id', '=', userId)
+    .where('t.kind', '=', 'pat')
+    .where('t.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', repo.dialect.encode('timestamp', now))]))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
