@@ -1,7 +1,7 @@
-import { describe, it, expect } from 'vitest';
+import { describe, it, expect, expectTypeOf } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { builtinResources, builtinRolePermissions, defineResource, errorCodes, f, Registry, requiredPermissions } from '@pmapi/core';
+import { builtinResources, builtinRolePermissions, defineResource, errorCodes, f, Registry, requiredPermissions, type RecordOf } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { tableOf } from '@pmapi/core/sql';
 import { sql } from 'kysely';
@@ -209,5 +209,37 @@ describe('tableOf: a resource table from its declaration (no column spelled twic
       fields: { title: f.string({ required: true }), body: f.string(), projectId: f.ref('project'), seq: f.readOnly('integer'), due: f.timestamp({ nullable: true }) },
     });
     expect(tableOf(res)).toMatchObject({ title: 'text', 'body?': 'text', 'project_id?': 'id', seq: 'integer', 'due?': 'timestamp', 'purge_at?': 'timestamp', id: 'id', team_id: 'id' });
+  });
+});
+
+describe('typed records: a declaration types the records its hooks see (checked by the typecheck of `pnpm test`)', () => {
+  it('infers each field value from its builder: nullable, timestamps in ms, enums, relation sets, json schemas', () => {
+    const fields = {
+      title: f.string({ required: true }),
+      note: f.string({ nullable: true }),
+      dueAt: f.timestamp({ nullable: true }),
+      kind: f.enum(['a', 'b']),
+      seq: f.readOnly('integer'),
+      tags: f.refs('tags', { target: 'label' }),
+    };
+    type R = RecordOf<typeof fields>;
+    expectTypeOf<R['title']>().toEqualTypeOf<string>();
+    expectTypeOf<R['note']>().toEqualTypeOf<string | null>();
+    expectTypeOf<R['dueAt']>().toEqualTypeOf<number | null>();
+    expectTypeOf<R['kind']>().toEqualTypeOf<'a' | 'b'>();
+    expectTypeOf<R['seq']>().toEqualTypeOf<number>();
+    expectTypeOf<R['tags']>().toEqualTypeOf<string[]>();
+    expectTypeOf<R['updatedAt']>().toEqualTypeOf<number>();
+    // Hooks receive the typed record: a wrong use does not compile.
+    defineResource({
+      name: 'typedNote', path: 'typed-notes', filters: {}, defaultSort: 'createdAt', fields,
+      hooks: {
+        beforeUpdate(_ctx, current, patch) {
+          expectTypeOf(current.dueAt).toEqualTypeOf<number | null>();
+          // @ts-expect-error a title is a string, not a number
+          patch.title = 1;
+        },
+      },
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { ProblemError } from '../errors/problem';
 import type { Rec, ResourceHooks } from '../resources/define-resource';
+import type { RoleRecord } from '../resources/people.resource';
 import type { Registry } from '../resources/registry';
 import type { WriteContext } from '../services/context';
 import { patchRecord } from '../services/records';
@@ -109,10 +110,10 @@ async function reassign(ctx: WriteContext, holders: Rec[], to: { id: string; nam
 }
 
 /** The hooks of `roleResource`. */
-export const roleHooks: ResourceHooks = {
+export const roleHooks: ResourceHooks<RoleRecord> = {
   async beforeCreate(ctx, input) {
-    await checkName(ctx, input.name as string);
-    input.permissions = checkPermissions(ctx, (input.permissions as string[] | undefined) ?? [], []);
+    await checkName(ctx, input.name!);
+    input.permissions = checkPermissions(ctx, input.permissions ?? [], []);
     input.editable = true;
   },
 
@@ -120,10 +121,10 @@ export const roleHooks: ResourceHooks = {
     if (!current.editable) {
       // A built-in role: initialScreen only. Sending back what was read (same name, same
       // effective permissions) is not a change.
-      for (const key of Object.keys(patch)) {
+      for (const key of Object.keys(patch) as (keyof RoleRecord)[]) {
         if (key === 'initialScreen') continue;
         const same = key === 'name' ? patch.name === current.name
-          : key === 'permissions' ? sameSet(patch.permissions as string[], effectivePermissions(ctx.registry, current))
+          : key === 'permissions' ? sameSet(patch.permissions ?? [], effectivePermissions(ctx.registry, current))
           : false;
         if (!same) throw locked(current, `accepts a change to initialScreen only, not to ${key}`);
         delete patch[key];
@@ -135,7 +136,7 @@ export const roleHooks: ResourceHooks = {
       else await checkName(ctx, patch.name, current.id);
     }
     if (Array.isArray(patch.permissions)) {
-      patch.permissions = checkPermissions(ctx, patch.permissions as string[], (current.permissions as string[] | null) ?? []);
+      patch.permissions = checkPermissions(ctx, patch.permissions, current.permissions ?? []);
     }
   },
 
@@ -143,7 +144,7 @@ export const roleHooks: ResourceHooks = {
     // Members carry their role's name: a renamed role renames it on its holders.
     if (after.name === before.name) return;
     const holders = await ctx.repo.findBy(ctx.registry.get('member'), ctx.teamId, 'role_id', [after.id], { orderBy: 'created_at' });
-    await reassign(ctx, holders, { id: after.id, name: after.name as string });
+    await reassign(ctx, holders, { id: after.id, name: after.name });
   },
 
   async beforeDelete(ctx, rec) {
@@ -151,7 +152,7 @@ export const roleHooks: ResourceHooks = {
     const holders = await ctx.repo.findBy(ctx.registry.get('member'), ctx.teamId, 'role_id', [rec.id], { orderBy: 'created_at' });
     const active = holders.filter((m) => m.active);
     if (active.length) {
-      throw new ProblemError('conflict', `${active.length} active member(s) hold the role '${rec.name as string}'; give them another role first`, {
+      throw new ProblemError('conflict', `${active.length} active member(s) hold the role '${rec.name}'; give them another role first`, {
         activeMemberIds: active.map((m) => m.id),
       });
     }

@@ -1,4 +1,4 @@
-import { BATCH_MAX, snakeCase, f, type FieldDef, type StorageKind } from './fields';
+import { BATCH_MAX, snakeCase, f, type FieldDef, type StorageKind, type ValueOf } from './fields';
 import type { WriteContext, ReadContext } from './hooks';
 import { isId, isUuid } from '../ids/index';
 
@@ -55,40 +55,60 @@ export interface ResourcePolicy {
 }
 
 
-export interface ResourceHooks {
+/**
+ * Lifecycle hooks of a resource. `R` is the resource's record type, inferred
+ * from its fields (`RecordOf`), so a hook reads `current.order` as a number.
+ */
+export interface ResourceHooks<R extends Rec = Rec> {
   /** Fill defaults and check rules on create; `input` is validated and mutable. */
-  beforeCreate?: (ctx: WriteContext, input: Record<string, unknown>) => Promise<void> | void;
+  beforeCreate?(ctx: WriteContext, input: Partial<R>): Promise<void> | void;
   /** After the row and its relations are written, in the same transaction. */
-  afterCreate?: (ctx: WriteContext, rec: Rec) => Promise<void> | void;
+  afterCreate?(ctx: WriteContext, rec: R): Promise<void> | void;
   /** Check rules on update; `patch` holds only the sent fields and is mutable. */
-  beforeUpdate?: (ctx: WriteContext, current: Rec, patch: Record<string, unknown>) => Promise<void> | void;
-  afterUpdate?: (ctx: WriteContext, before: Rec, after: Rec) => Promise<void> | void;
+  beforeUpdate?(ctx: WriteContext, current: R, patch: Partial<R>): Promise<void> | void;
+  afterUpdate?(ctx: WriteContext, before: R, after: R): Promise<void> | void;
   /** Refuse a delete, or clean up dependants before it. */
-  beforeDelete?: (ctx: WriteContext, rec: Rec) => Promise<void> | void;
+  beforeDelete?(ctx: WriteContext, rec: R): Promise<void> | void;
   /** Before a trashed row comes back. */
-  beforeRestore?: (ctx: WriteContext, rec: Rec) => Promise<void> | void;
+  beforeRestore?(ctx: WriteContext, rec: R): Promise<void> | void;
   /** Hard removal (delete of a hard-deleted resource, or purge): remove dependants. */
-  beforeDestroy?: (ctx: WriteContext, rec: Rec) => Promise<void> | void;
+  beforeDestroy?(ctx: WriteContext, rec: R): Promise<void> | void;
   /**
    * Adjust a record's response form (computed values the row does not store);
    * applied wherever records are serialised: reads, expands, write responses and event payloads.
    */
-  present?: (ctx: ReadContext, rec: Rec, out: Record<string, unknown>) => void;
+  present?(ctx: ReadContext, rec: R, out: Record<string, unknown>): void;
   /**
    * Shape the create answer (a once-only secret): return what the client gets
    * and, as `replay`, what an Idempotency-Key replay answers instead.
    */
-  createResponse?: (ctx: WriteContext, rec: Rec, result: { status: number; body?: unknown }) => { status: number; body?: unknown; replay?: { status: number; body?: unknown } };
+  createResponse?(ctx: WriteContext, rec: R, result: { status: number; body?: unknown }): { status: number; body?: unknown; replay?: { status: number; body?: unknown } };
   /** Extra response fields that only a single GET carries. */
-  decorateGet?: (ctx: ReadContext, rec: Rec, out: Record<string, unknown>, select?: Set<string>) => Promise<void> | void;
+  decorateGet?(ctx: ReadContext, rec: R, out: Record<string, unknown>, select?: Set<string>): Promise<void> | void;
 }
+
+/** The fields every record holds (spec "Conventions"), in engine form; soft-deleted resources add `purgeAt` and `deletedById`. */
+export type CommonRecord = {
+  id: string;
+  createdAt: number;
+  updatedAt: number;
+  createdByActorId: string | null;
+  updatedByActorId: string | null;
+  createdByActorType: string | null;
+  updatedByActorType: string | null;
+  purgeAt?: number | null;
+  deletedById?: string | null;
+};
+
+/** The record of a resource with fields `F`, as hooks see it (timestamps in ms, relation sets as id arrays). */
+export type RecordOf<F> = CommonRecord & { -readonly [K in keyof F]: ValueOf<F[K]> };
 
 /** A relation as declared: `max` defaults to 150 (spec "Limits"), `supported` to true, `field` to the body field of `f.refs` naming it. */
 export type RelationSpec = Omit<RelationDef, 'max' | 'supported'> & Partial<Pick<RelationDef, 'max' | 'supported'>>;
 
 type Operation = 'list' | 'get' | 'create' | 'update' | 'delete';
 
-export interface ResourceSpec {
+export interface ResourceSpec<F extends Record<string, FieldDef<any>> = Record<string, FieldDef>> {
   /** camelCase singular: the event name (`task`, `checklistItem`). */
   name: string;
   /** kebab-case plural: the path segment and scope resource (`tasks`). */
@@ -99,7 +119,7 @@ export interface ResourceSpec {
   softDelete?: boolean;
   /** Supported standard operations (default: all five). */
   operations?: Partial<Record<Operation, boolean>>;
-  fields: Record<string, FieldDef>;
+  fields: F;
   filters: Record<string, FilterDef>;
   /** Sortable fields beyond the filterable scalar ones. */
   sortable?: string[];
@@ -125,7 +145,7 @@ export interface ResourceSpec {
   relations?: Record<string, RelationSpec>;
   /** Sub-route path segments (kebab) of relations, when they differ from the relation name. */
   relationPaths?: Record<string, string>;
-  hooks?: ResourceHooks;
+  hooks?: ResourceHooks<RecordOf<F>>;
   /** Ids of this resource are UUIDs (actors), not `^[0-9A-Za-z_!]+$` ids. */
   uuidIds?: boolean;
   /** Older path spellings still served, with Deprecation and Link (spec rule 13). */
@@ -169,7 +189,8 @@ export const softDeleteFields = {
 } satisfies Record<string, FieldDef>;
 
 /** A resource with everything the engine derives from its declaration. */
-export interface Resource extends Omit<ResourceSpec, 'table' | 'softDelete' | 'operations' | 'expand' | 'relations' | 'events'> {
+export interface Resource extends Omit<ResourceSpec, 'table' | 'softDelete' | 'operations' | 'expand' | 'relations' | 'events' | 'hooks'> {
+  hooks?: ResourceHooks;
   table: string;
   softDelete: boolean;
   /** Writes emit webhook events. */
@@ -204,7 +225,7 @@ const SORTABLE_KINDS = new Set<StorageKind>(['text', 'number', 'integer', 'boole
  * Declare a resource. Everything the engine does for it — validation, columns,
  * filters, sorts, expands, relations, events — derives from this one object.
  */
-export function defineResource(spec: ResourceSpec): Resource {
+export function defineResource<const F extends Record<string, FieldDef<any>>>(spec: ResourceSpec<F>): Resource {
   const softDelete = spec.softDelete ?? false;
   const fields: Record<string, FieldDef> = {
     ...commonFields,

@@ -3,7 +3,24 @@ import type { StorageKind, WriteMode } from '../sql/shape';
 
 export type { StorageKind, WriteMode } from '../sql/shape';
 
-export interface FieldDef {
+/** The engine-form value of each storage kind (timestamps in ms). */
+export interface KindValue {
+  text: string;
+  number: number;
+  integer: number;
+  boolean: boolean;
+  timestamp: number;
+  json: unknown;
+}
+
+/**
+ * A field of a declaration. `T` is the value a record holds for it in engine
+ * form (a timestamp is ms), inferred from the builder, so hooks see typed
+ * records (see `RecordOf`).
+ */
+export interface FieldDef<T = unknown> {
+  /** Type-level only: the engine-form value (never set). */
+  readonly __value?: T;
   kind: StorageKind;
   /** Validates a written value; absent for read-only fields. */
   schema?: z.ZodType;
@@ -31,7 +48,13 @@ export interface FieldDef {
 
 type Opts = Partial<Pick<FieldDef, 'mode' | 'nullable' | 'required' | 'writeOnly' | 'column' | 'retiredNames' | 'internal'>>;
 
-function make(kind: StorageKind, schema: z.ZodType | undefined, opts: Opts = {}, extra: Partial<FieldDef> = {}): FieldDef {
+/** `T`, or `T | null` when the options say `nullable: true`. */
+type Nullable<T, O> = O extends { nullable: true } ? T | null : T;
+
+/** The record value type of a field. */
+export type ValueOf<D> = D extends FieldDef<infer T> ? T : unknown;
+
+function make<T>(kind: StorageKind, schema: z.ZodType | undefined, opts: Opts = {}, extra: Partial<Omit<FieldDef, '__value'>> = {}): FieldDef<T> {
   const mode = opts.mode ?? (schema ? 'rw' : 'readOnly');
   let s = schema;
   if (s && opts.nullable) s = s.nullable();
@@ -58,7 +81,7 @@ const HEX6 = /^#[0-9A-Fa-f]{6}$/;
 /** Field builders used by resource declarations. */
 export const f = {
   /** A string; `trim` trims before the length checks. */
-  string(o: Opts & { min?: number; max?: number; trim?: boolean } = {}): FieldDef {
+  string<O extends Opts & { min?: number; max?: number; trim?: boolean }>(o: O = {} as O): FieldDef<Nullable<string, O>> {
     let s: z.ZodString = z.string();
     if (o.trim) s = s.trim();
     if (o.min !== undefined) s = s.min(o.min, `must be at least ${o.min} characters`);
@@ -66,55 +89,55 @@ export const f = {
     return make('text', s, o);
   },
   /** A string drawn from a closed set. */
-  enum<T extends readonly [string, ...string[]]>(values: T, o: Opts = {}): FieldDef {
+  enum<const T extends readonly [string, ...string[]], O extends Opts>(values: T, o: O = {} as O): FieldDef<Nullable<T[number], O>> {
     return make('text', z.enum(values), o);
   },
   /** An http(s) URL. */
-  url(o: Opts & { max?: number } = {}): FieldDef {
+  url<O extends Opts & { max?: number }>(o: O = {} as O): FieldDef<Nullable<string, O>> {
     return make('text', z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).max(o.max ?? 2048), o);
   },
   /** `#RRGGBB`. */
-  hexColor(o: Opts = {}): FieldDef {
+  hexColor<O extends Opts>(o: O = {} as O): FieldDef<Nullable<string, O>> {
     return make('text', z.string().regex(HEX6, 'must be a 6-digit hex colour like #1a2b3c'), o);
   },
-  number(o: Opts & { min?: number; max?: number } = {}): FieldDef {
+  number<O extends Opts & { min?: number; max?: number }>(o: O = {} as O): FieldDef<Nullable<number, O>> {
     let s = z.number().finite();
     if (o.min !== undefined) s = s.min(o.min);
     if (o.max !== undefined) s = s.max(o.max);
     return make('number', s, o);
   },
-  integer(o: Opts & { min?: number; max?: number } = {}): FieldDef {
+  integer<O extends Opts & { min?: number; max?: number }>(o: O = {} as O): FieldDef<Nullable<number, O>> {
     let s = z.number().int();
     if (o.min !== undefined) s = s.min(o.min);
     if (o.max !== undefined) s = s.max(o.max);
     return make('integer', s, o);
   },
-  boolean(o: Opts = {}): FieldDef {
+  boolean<O extends Opts>(o: O = {} as O): FieldDef<Nullable<boolean, O>> {
     return make('boolean', z.boolean(), o);
   },
   /** An instant: ISO 8601 with an offset, stored as milliseconds, served as UTC with milliseconds. */
-  timestamp(o: Opts = {}): FieldDef {
+  timestamp<O extends Opts>(o: O = {} as O): FieldDef<Nullable<number, O>> {
     return make('timestamp', z.iso.datetime({ offset: true, message: 'must be an ISO 8601 timestamp' }), o);
   },
   /** An id of another resource in the same workspace. */
-  ref(target: string, o: Opts = {}): FieldDef {
+  ref<O extends Opts>(target: string, o: O = {} as O): FieldDef<Nullable<string, O>> {
     return make('text', ID, o, { ref: target });
   },
   /** A set of ids backed by a many-to-many relation; in bodies it replaces the whole set. */
-  refs(relation: string, o: Opts & { max?: number; target?: string } = {}): FieldDef {
+  refs(relation: string, o: Opts & { max?: number; target?: string } = {}): FieldDef<string[]> {
     const max = o.max ?? BATCH_MAX;
     return make('json', z.array(ID).max(max, `must hold at most ${max} ids`), o, { relation, maxItems: max, ...(o.target ? { refsTarget: o.target } : {}) });
   },
   /** A text value validated by the given schema. */
-  text(schema: z.ZodType, o: Opts = {}): FieldDef {
+  text<S extends z.ZodType, O extends Opts>(schema: S, o: O = {} as O): FieldDef<Nullable<z.output<S>, O>> {
     return make('text', schema, o);
   },
   /** A JSON value validated by the given schema. */
-  json(schema: z.ZodType, o: Opts = {}): FieldDef {
+  json<S extends z.ZodType, O extends Opts>(schema: S, o: O = {} as O): FieldDef<Nullable<z.output<S>, O>> {
     return make('json', schema, o);
   },
   /** A server-assigned value of the given kind. */
-  readOnly(kind: StorageKind, o: Omit<Opts, 'mode'> = {}): FieldDef {
+  readOnly<K extends StorageKind, O extends Omit<Opts, 'mode'>>(kind: K, o: O = {} as O): FieldDef<Nullable<KindValue[K], O>> {
     return make(kind, undefined, { ...o, mode: 'readOnly' });
   },
 };

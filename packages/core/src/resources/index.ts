@@ -1,5 +1,5 @@
 export { defineResource, commonFields, softDeleteFields, kebab, RANGE, type ResourcePolicy } from './define-resource';
-export type { Resource, ResourceSpec, ResourceHooks, FilterDef, FilterOp, ExpandDef, RelationDef, Rec, ColumnInfo } from './define-resource';
+export type { Resource, ResourceSpec, ResourceHooks, RecordOf, CommonRecord, FilterDef, FilterOp, ExpandDef, RelationDef, Rec, ColumnInfo } from './define-resource';
 export { f, customFieldsSchema, snakeCase, type FieldDef, type StorageKind, type WriteMode } from './fields';
 export { Registry } from './registry';
 import { actorResource, memberResource, roleResource } from './people.resource';

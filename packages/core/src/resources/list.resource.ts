@@ -73,7 +73,7 @@ export const listResource = defineResource({
       if ('name' in patch) rejectPromotional('name', patch.name);
       if (typeof patch.color === 'string') patch.color = normaliseColor(patch.color);
       if (patch.dependencyId === current.id) throw fieldError('dependencyId', 'self_dependency', 'a list cannot depend on itself');
-      await checkSameProject(ctx, current.projectId as string, patch);
+      await checkSameProject(ctx, current.projectId, patch);
       const merged = { ...current, ...patch };
       milestoneDates(merged, patch);
     },

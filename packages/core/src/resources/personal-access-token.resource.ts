@@ -4,7 +4,7 @@ import { grants, isValidScope, SCOPE_MACROS, type ScopeAction } from '../auth/sc
 import { newPersonalToken } from '../auth/mint';
 import { iso } from '../clock/index';
 import { countActivePersonalTokens } from '../sql/queries/tokens';
-import { defineResource, type Rec } from './define-resource';
+import { defineResource } from './define-resource';
 import { f } from './fields';
 import type { WriteContext } from './hooks';
 
@@ -48,9 +48,9 @@ const expirySchema = z.string().nullable().superRefine((v, c) => {
 
 type Status = 'active' | 'expired' | 'revoked';
 
-function statusOf(t: Rec, now: number): Status {
+function statusOf(t: { revokedAt: number | null; expiresAt: number | null }, now: number): Status {
   if (t.revokedAt !== null) return 'revoked';
-  if (t.expiresAt !== null && (t.expiresAt as number) <= now) return 'expired';
+  if (t.expiresAt !== null && t.expiresAt <= now) return 'expired';
   return 'active';
 }
 
@@ -140,7 +140,7 @@ export const personalAccessTokenResource = defineResource({
   defaultSort: '-createdAt',
   hooks: {
     async beforeCreate(ctx, input) {
-      const scopes = checkScopes(ctx, input.scopes as unknown[]);
+      const scopes = checkScopes(ctx, input.scopes ?? []);
       checkFuture(ctx, input.expiresAt);
       assertWithinCaller(ctx, scopes, 'grant scopes it does not hold:');
       if (!intersectsRole(ctx, scopes)) {
@@ -170,7 +170,7 @@ export const personalAccessTokenResource = defineResource({
       // The calling token may only manage tokens that can do no more than itself, and extend them no further than its own life.
       assertWithinCaller(ctx, held, 'change a token broader than itself:');
       if (patch.scopes !== undefined) {
-        const scopes = checkScopes(ctx, patch.scopes as unknown[]);
+        const scopes = checkScopes(ctx, patch.scopes);
         const added = scopes.filter((s) => !scopeImplied(new Set(held), s));
         if (added.length) throw new ProblemError('cannot_broaden_scope', `An update cannot add scopes: ${added.join(', ')}`, { addedScopes: added });
         if (!intersectsRole(ctx, scopes)) {
@@ -180,10 +180,10 @@ export const personalAccessTokenResource = defineResource({
       }
       if (patch.expiresAt !== undefined) {
         checkFuture(ctx, patch.expiresAt);
-        const next = patch.expiresAt as number | null;
+        const next = patch.expiresAt;
         const callerExpiry = ctx.principal.tokenExpiresAt ?? null;
         if (callerExpiry !== null && (next === null || next > callerExpiry)) throw beyondCallerExpiry(callerExpiry);
-        const current = t.expiresAt as number | null;
+        const current = t.expiresAt;
         if (next !== null && (current === null || next < current)) {
           throw new ProblemError('cannot_shorten_expiry', 'An update can only keep or extend the expiry', {
             currentExpiresAt: current === null ? null : iso(current),

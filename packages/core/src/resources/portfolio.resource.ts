@@ -30,9 +30,9 @@ export const portfolioResource = defineResource({
   defaultSort: 'order',
   hooks: {
     async beforeCreate(ctx, input) {
-      input.initials ??= initialsOf(input.name as string);
+      input.initials ??= initialsOf(input.name!);
       input.color ??= paletteColor(ctx);
-      input.secondaryColor = secondaryOf(input.color as string);
+      input.secondaryColor = secondaryOf(input.color);
       input.isGeneral = false;
       input.order ??= await nextOrder(ctx, 'portfolio', {}, 1);
       input.ownerId = ctx.principal.memberId;

@@ -76,15 +76,15 @@ export const projectResource = defineResource({
       }
       // Lock the portfolio (a concurrent delete of it waits, or we see it gone) and the workspace
       // (niceIds are picked one project create at a time).
-      const portfolio = await ctx.repo.get(ctx.registry.get('portfolio'), ctx.teamId, input.portfolioId as string, { lock: true });
+      const portfolio = await ctx.repo.get(ctx.registry.get('portfolio'), ctx.teamId, input.portfolioId, { lock: true });
       if (!portfolio) throw new ProblemError('resource_not_found', `portfolioId: no portfolio '${input.portfolioId}' in this workspace`, { field: 'portfolioId', id: input.portfolioId });
       await ctx.repo.lock('workspaces', ctx.teamId);
-      await assertUniqueName(ctx, input.portfolioId as string, input.name as string);
+      await assertUniqueName(ctx, input.portfolioId!, input.name!);
       input.accessType ??= 'limited';
       input.modules ??= [...PROJECT_MODULES];
-      input.initials ??= initialsOf(input.name as string);
+      input.initials ??= initialsOf(input.name!);
       input.color ??= paletteColor(ctx);
-      input.secondaryColor = secondaryOf(input.color as string);
+      input.secondaryColor = secondaryOf(input.color);
       input.autoMilestones ??= false;
       input.hideUsersFromGuests ??= false;
       input.subtaskStatusEnabled ??= false;
@@ -92,7 +92,7 @@ export const projectResource = defineResource({
       input.order ??= await nextOrder(ctx, 'project', {}, 1);
       input.ownerId = ctx.principal.memberId;
       input.taskCounter = 0;
-      input.niceId = await freeNiceId(ctx, (input.initials as string).replace(/[^A-Za-z0-9]/g, '').toUpperCase() || 'P');
+      input.niceId = await freeNiceId(ctx, (input.initials).replace(/[^A-Za-z0-9]/g, '').toUpperCase() || 'P');
     },
     async afterCreate(ctx, rec) {
       await insertRecord(ctx, 'status', { name: 'To do', projectId: rec.id, color: '#64748b', order: 100, archived: false });
@@ -102,13 +102,13 @@ export const projectResource = defineResource({
       }
     },
     async beforeUpdate(ctx, current, patch) {
-      if (typeof patch.name === 'string' && patch.name !== current.name) await assertUniqueName(ctx, current.portfolioId as string, patch.name, current.id);
+      if (typeof patch.name === 'string' && patch.name !== current.name) await assertUniqueName(ctx, current.portfolioId, patch.name, current.id);
       if (typeof patch.color === 'string') patch.secondaryColor = secondaryOf(patch.color);
     },
     async beforeRestore(ctx, rec) {
-      const portfolio = await ctx.repo.get(ctx.registry.get('portfolio'), ctx.teamId, rec.portfolioId as string);
+      const portfolio = await ctx.repo.get(ctx.registry.get('portfolio'), ctx.teamId, rec.portfolioId);
       if (!portfolio) throw new ProblemError('conflict', 'The project\'s portfolio is in the trash or gone; restore the portfolio first');
-      await assertUniqueName(ctx, rec.portfolioId as string, rec.name as string, rec.id);
+      await assertUniqueName(ctx, rec.portfolioId, rec.name, rec.id);
     },
     async beforeDestroy(ctx, rec) {
       // Purge: a project's tasks, lists and statuses go with it.

@@ -90,7 +90,7 @@ export const taskResource = defineResource({
         // Locked: a concurrent move of the parent's tree waits for us, or we see where it went.
         parent = await ctx.repo.get(ctx.registry.get('task'), ctx.teamId, input.parentTaskId, { lock: true });
         if (!parent) throw new ProblemError('resource_not_found', `parentTaskId: no task '${input.parentTaskId}' in this workspace`, { field: 'parentTaskId', id: input.parentTaskId });
-        input.projectId ??= parent.projectId;
+        input.projectId ??= parent.projectId as string;
       }
       if (typeof input.projectId !== 'string') throw new ProblemError('project_not_specified', 'A task needs a projectId (or a parentTaskId)');
       const project = input.projectId;
@@ -102,7 +102,7 @@ export const taskResource = defineResource({
       }
       await sameProject(ctx, project, input);
       if (input.completed === true) {
-        await checkDependency(ctx, input.dependencyId as string | null | undefined);
+        await checkDependency(ctx, input.dependencyId);
         input.completedAt = ctx.now;
         input.completedById = ctx.principal.memberId;
       } else input.completed = false;
@@ -117,12 +117,12 @@ export const taskResource = defineResource({
         const m = await ctx.repo.max(ctx.registry.get('task'), ctx.teamId, 'order', { project_id: project });
         input.order = (m ?? 0) + 1;
       }
-      await checkSiblingOrder(ctx, (input.parentTaskId as string | null) ?? null, input.order as number);
+      await checkSiblingOrder(ctx, (input.parentTaskId) ?? null, input.order);
       input.createdById = ctx.principal.memberId;
     },
     async beforeUpdate(ctx, current, patch) {
       if ('name' in patch) rejectPromotional('name', patch.name);
-      let project = current.projectId as string;
+      let project = current.projectId;
       if ('projectId' in patch) {
         if (patch.projectId === null) throw fieldError('projectId', 'invalid_type', 'projectId cannot be null');
         if (patch.projectId === current.projectId) delete patch.projectId;
@@ -130,15 +130,15 @@ export const taskResource = defineResource({
           if (current.parentTaskId) {
             throw new ProblemError('move_subtask_must_move_with_parent', 'A subtask moves with its parent; move the top-level task instead');
           }
-          project = patch.projectId as string;
+          project = patch.projectId!;
           await prepareMove(ctx, current, patch, project);
         }
       }
       if ('dependencyId' in patch && patch.dependencyId === current.id) throw fieldError('dependencyId', 'self_dependency', 'a task cannot depend on itself');
-      if ('parentTaskId' in patch && patch.parentTaskId !== current.parentTaskId) await checkNewParent(ctx, current, patch.parentTaskId as string | null, project);
+      if ('parentTaskId' in patch && patch.parentTaskId !== current.parentTaskId) await checkNewParent(ctx, current, patch.parentTaskId ?? null, project);
       if (!('projectId' in patch)) await sameProject(ctx, project, patch);
       if (patch.completed === true && !current.completed) {
-        const dep = 'dependencyId' in patch ? (patch.dependencyId as string | null) : (current.dependencyId as string | null);
+        const dep = 'dependencyId' in patch ? (patch.dependencyId) : (current.dependencyId);
         await checkDependency(ctx, dep);
         patch.completedAt = ctx.now;
         patch.completedById = ctx.principal.memberId;

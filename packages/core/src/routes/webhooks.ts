@@ -43,7 +43,7 @@ async function rotateSecret(ctx: WriteContext, id: string): Promise<OpResult> {
   const res = ctx.registry.get('webhook');
   const current = await findWebhook(ctx, id, true);
   const secret = newWebhookSecret(ctx);
-  const values = { secret, ...(await ctx.touch(current.updatedAt as number)) };
+  const values = { secret, ...(await ctx.touch(current.updatedAt)) };
   await ctx.repo.update(res, ctx.teamId, id, values);
   const after = { ...current, ...values } as Rec;
   await announce(ctx, res, after, 'rotateSecret');

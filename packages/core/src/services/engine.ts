@@ -223,7 +223,7 @@ export class Engine {
     await res.hooks?.beforeCreate?.(ctx, values);
     if (res.projectField && typeof values[res.projectField] === 'string') await ctx.access.assertProject(values[res.projectField] as string);
     const rec = await newRecord(ctx, res, values);
-    const now = rec.createdAt as number;
+    const now = rec.createdAt;
     await ctx.repo.insert(res, ctx.teamId, rec);
     for (const [relation, ids] of Object.entries(relations)) {
       const rel = res.relations![relation]!;
@@ -257,7 +257,7 @@ export class Engine {
     const { values: patch, relations, expectedUpdatedAt } = prepareBody(res, body, 'update');
     if (expectedUpdatedAt !== undefined && expectedUpdatedAt !== current.updatedAt) {
       throw new ProblemError('stale_write', `${res.name} ${id} changed since ${iso(expectedUpdatedAt)}`, {
-        currentUpdatedAt: iso(current.updatedAt as number),
+        currentUpdatedAt: iso(current.updatedAt),
       });
     }
     for (const [key, v] of Object.entries(patch)) {
@@ -280,10 +280,10 @@ export class Engine {
     if (res.projectField && typeof patch[res.projectField] === 'string' && patch[res.projectField] !== current[res.projectField]) {
       await ctx.access.assertProject(patch[res.projectField] as string);
     }
-    const stamp = await ctx.touch(current.updatedAt as number);
+    const stamp = await ctx.touch(current.updatedAt);
     const now = stamp.updatedAt;
     const values = { ...patch, ...stamp };
-    const ok = await ctx.repo.update(res, ctx.teamId, id, values, current.updatedAt as number);
+    const ok = await ctx.repo.update(res, ctx.teamId, id, values, current.updatedAt);
     if (!ok) throw new ProblemError('stale_write', `${res.name} ${id} changed while this update ran`);
     const after = { ...current, ...values } as Rec;
     for (const [relation, ids] of Object.entries(relations)) {
@@ -310,7 +310,7 @@ export class Engine {
       // Revoking twice keeps the first instant.
       if (current[res.revokeField] === null) {
         await res.hooks?.beforeDelete?.(ctx, current);
-        const revoked = { [res.revokeField]: ctx.now, ...(await ctx.touch(current.updatedAt as number)) };
+        const revoked = { [res.revokeField]: ctx.now, ...(await ctx.touch(current.updatedAt)) };
         await ctx.repo.update(res, ctx.teamId, id, revoked);
         const after = { ...current, ...revoked };
         if (res.events) this.event(ctx, res, 'updated', after, await this.payloadOf(ctx, res, after));
@@ -322,7 +322,7 @@ export class Engine {
     let payload: Record<string, unknown>;
     let removed = current;
     if (res.softDelete) {
-      const trashed = { purgeAt: ctx.now + SOFT_DELETE_RETENTION_MS, deletedById: ctx.principal.memberId, ...(await ctx.touch(current.updatedAt as number)) };
+      const trashed = { purgeAt: ctx.now + SOFT_DELETE_RETENTION_MS, deletedById: ctx.principal.memberId, ...(await ctx.touch(current.updatedAt)) };
       await ctx.repo.update(res, ctx.teamId, id, trashed);
       // The row as now stored, without reading it back.
       removed = { ...current, ...trashed };
@@ -354,7 +354,7 @@ export class Engine {
     await ctx.access.assertRecord(res, current);
     if (current.purgeAt === null) return this.respond(ctx, res, current, view, 200);
     await res.hooks?.beforeRestore?.(ctx, current);
-    await ctx.repo.update(res, ctx.teamId, id, { purgeAt: null, deletedById: null, ...(await ctx.touch(current.updatedAt as number)) });
+    await ctx.repo.update(res, ctx.teamId, id, { purgeAt: null, deletedById: null, ...(await ctx.touch(current.updatedAt)) });
     const stored = (await ctx.repo.get(res, ctx.teamId, id))!;
     const payload = await this.payloadOf(ctx, res, stored);
     this.event(ctx, res, 'restored', stored, payload);
@@ -386,7 +386,7 @@ export class Engine {
     }
     let rec = current;
     if (changed.length) {
-      await ctx.repo.update(res, ctx.teamId, id, { ...(await ctx.touch(current.updatedAt as number)) });
+      await ctx.repo.update(res, ctx.teamId, id, { ...(await ctx.touch(current.updatedAt)) });
       rec = (await ctx.repo.get(res, ctx.teamId, id))!;
       this.membershipEvents(ctx, res, rec, relation, changed, change === 'add' ? 'added' : 'removed');
     }

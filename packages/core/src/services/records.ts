@@ -53,7 +53,7 @@ export async function seedRecord(repo: Repo, ids: IdGenerator, res: Resource, te
 export async function patchRecord(ctx: WriteContext, res: Resource, stale: Rec, values: Record<string, unknown>): Promise<Rec> {
   // Re-read under a row lock so updatedAt stays strictly increasing against concurrent writers.
   const rec = (await ctx.repo.get(res, ctx.teamId, stale.id, { lock: true, includeTrashed: true })) ?? stale;
-  const all = { ...values, ...(await ctx.touch(rec.updatedAt as number)) };
+  const all = { ...values, ...(await ctx.touch(rec.updatedAt)) };
   await ctx.repo.update(res, ctx.teamId, rec.id, all);
   const after = { ...rec, ...all } as Rec;
   await announce(ctx, res, after, 'updated');

@@ -19,8 +19,8 @@ export type WriteMode = 'rw' | 'createOnly' | 'updateOnly' | 'readOnly';
 /** Filter operators (spec "Standard operations" rule 7). */
 export type FilterOp = 'eq' | 'in' | 'contains' | 'startsWith' | 'gt' | 'gte' | 'lt' | 'lte' | 'null' | 'notNull';
 
-/** A stored row in engine form: camelCase keys, JS values (timestamps as ms). */
-export type Rec = Record<string, unknown> & { id: string };
+/** A stored row in engine form: camelCase keys, JS values (timestamps as ms); every resource's row has an id and its two stamps. */
+export type Rec = Record<string, unknown> & { id: string; createdAt: number; updatedAt: number };
 
 export interface ColumnInfo {
   key: string;
