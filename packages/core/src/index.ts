@@ -5,7 +5,7 @@ export { randomIds, sequentialIds, randomBase62, ID_PATTERN, type IdGenerator } 
 export * from './resources/index';
 export type { HttpRequest, HttpResponse } from './http/types';
 export { Admin, BUILTIN_ROLES, type WorkspaceInfo, type MemberInfo, type BuiltinRole } from './admin/admin';
-export { grants, isValidScope, SCOPE_MACROS } from './auth/scopes';
+export { grants, isValidScope, SCOPE_MACROS, type ScopeAction } from './auth/scopes';
 export { builtinRolePermissions, permissionCatalog, requiredPermissions, SPECIAL_PERMISSIONS } from './auth/permissions';
 export type { Principal, ReadContext, WriteContext, PendingEvent, ActorType } from './services/context';
 export { insertRecord, patchRecord } from './services/records';

@@ -132,6 +132,12 @@ export interface ResourceSpec<F extends Record<string, FieldDef<any>> = Record<s
   projectField?: string;
   /** The resource is the project itself: project access is judged on its own id. */
   projectContainer?: boolean;
+  /**
+   * The project is derived, not sent: `projectField` is set on create from the
+   * row this reference field (set once, `createOnly`) points at, and follows it
+   * when that row moves to another project (a checklist follows its task).
+   */
+  projectFrom?: string;
   /** Role policy; defaults described on {@link ResourcePolicy}. */
   policy?: ResourcePolicy;
   /**
@@ -232,8 +238,11 @@ export function defineResource<const F extends Record<string, FieldDef<any>>>(sp
     ...(softDelete ? softDeleteFields : {}),
     ...spec.fields,
   };
-  for (const [what, key] of [['ownedBy', spec.ownedBy], ['revokeField', spec.revokeField], ['projectField', spec.projectField]] as const) {
+  for (const [what, key] of [['ownedBy', spec.ownedBy], ['revokeField', spec.revokeField], ['projectField', spec.projectField], ['projectFrom', spec.projectFrom]] as const) {
     if (key !== undefined && !(key in fields)) throw new Error(`pmapi: ${spec.name}.${what} names no field '${key}'`);
+  }
+  if (spec.projectFrom && (!spec.projectField || !fields[spec.projectFrom]!.ref || fields[spec.projectFrom]!.mode !== 'createOnly')) {
+    throw new Error(`pmapi: ${spec.name}.projectFrom needs a projectField and a createOnly reference field`);
   }
   const relations = deriveRelations(spec, fields);
   const expand = deriveExpands(spec, fields, softDelete, relations);

@@ -4,7 +4,7 @@ import { ProblemError } from '../errors/problem';
 import { defineResource, RANGE } from './define-resource';
 import { customFieldsSchema, f } from './fields';
 import { fieldError, initialsOf, nextOrder, paletteColor, secondaryOf } from './rules';
-import { insertRecord } from '../services/records';
+import { destroyDependants, insertRecord } from '../services/records';
 import type { WriteContext } from './hooks';
 
 export const PROJECT_MODULES = ['tasks', 'milestones', 'calendar', 'documents', 'files', 'discussion', 'forms', 'home'] as const;
@@ -119,6 +119,7 @@ export const projectResource = defineResource({
         for (let i = 0; i < ids.length; i += 500) {
           await ctx.repo.dropLinks({ kinds, parentIds: ids.slice(i, i + 500) });
         }
+        await destroyDependants(ctx, res, ids);
         await ctx.repo.destroy(res, ctx.teamId, ids);
       }
     },

@@ -2,7 +2,7 @@ import { ProblemError } from '../errors/problem';
 import { defineResource, RANGE, type Rec } from './define-resource';
 import { customFieldsSchema, f } from './fields';
 import { fieldError, rejectPromotional } from './rules';
-import { announce, patchRecord } from '../services/records';
+import { announce, destroyDependants, patchRecord } from '../services/records';
 import { allowsCompletingBlockedTasks } from '../sql/queries/workspaces';
 import type { WriteContext } from './hooks';
 
@@ -175,6 +175,8 @@ export const taskResource = defineResource({
       const gone = new Set(subtree.map((t) => t.id));
       const dependants = await ctx.repo.findBy(tasks, ctx.teamId, 'dependency_id', [...gone]);
       for (const d of dependants) if (!gone.has(d.id)) await patchRecord(ctx, tasks, d, { dependencyId: null });
+      // What hangs off the subtasks (checklists, …) goes with them.
+      await destroyDependants(ctx, tasks, descendants.map((d) => d.id));
       await ctx.repo.destroy(tasks, ctx.teamId, descendants.map((d) => d.id));
     },
   },

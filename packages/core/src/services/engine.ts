@@ -11,7 +11,7 @@ import type { ParsedList, ReadPlan } from '../query/parse';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
 import { OversizedArray } from '../http/body';
-import { newRecord } from './records';
+import { destroyDependants, followProject, newRecord } from './records';
 import { materialize, toResponse, assertExpandReadable, EXPAND_ROW_BUDGET } from './serialize';
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
 import type { EngineConfig } from './config';
@@ -216,6 +216,11 @@ export class Engine {
     const { values, relations } = prepareBody(res, body, 'create');
     // A personal record belongs to its creator.
     if (res.ownedBy) values[res.ownedBy] = ctx.principal.memberId;
+    // A derived project is the referenced row's (a checklist's is its task's).
+    if (res.projectFrom && typeof values[res.projectFrom] === 'string') {
+      const parent = ctx.registry.get(res.fields[res.projectFrom]!.ref!);
+      values[res.projectField!] = parent.projectIdOf(await ctx.mustGet(parent, values[res.projectFrom] as string, res.projectFrom));
+    }
     // Access first: a closed project's statuses and lists must not shape the answer.
     if (res.projectField && typeof values[res.projectField] === 'string') await ctx.access.assertProject(values[res.projectField] as string);
     await this.checkRefs(ctx, res, values);
@@ -296,6 +301,7 @@ export class Engine {
       this.membershipEvents(ctx, res, after, relation, added, 'added');
     }
     await res.hooks?.afterUpdate?.(ctx, current, after);
+    await followProject(ctx, res, current, after);
     const stored = (await ctx.repo.get(res, ctx.teamId, id))!;
     const payload = await this.payloadOf(ctx, res, stored);
     this.event(ctx, res, 'updated', stored, payload);
@@ -338,6 +344,7 @@ export class Engine {
   /** Remove a row for good, with its dependants and links. */
   async destroy(ctx: WriteContext, res: Resource, rec: Rec): Promise<void> {
     await res.hooks?.beforeDestroy?.(ctx, rec);
+    await destroyDependants(ctx, res, [rec.id]);
     const own = Object.keys(res.relations ?? {}).map((r) => `${res.name}.${r}`);
     const pointing: string[] = [];
     for (const other of ctx.registry.all()) {

@@ -57,7 +57,47 @@ export async function patchRecord(ctx: WriteContext, res: Resource, stale: Rec, 
   await ctx.repo.update(res, ctx.teamId, rec.id, all);
   const after = { ...rec, ...all } as Rec;
   await announce(ctx, res, after, 'updated');
+  await followProject(ctx, res, rec, after);
   return after;
+}
+
+/**
+ * Rows whose project derives from `res` (`projectFrom`) follow a row of it
+ * that moved to another project, each with its `updated` event, and theirs in turn.
+ */
+export async function followProject(ctx: WriteContext, res: Resource, before: Rec, after: Rec): Promise<void> {
+  const key = res.projectKey;
+  if (!key || after[key] === before[key]) return;
+  for (const other of ctx.registry.all()) {
+    if (!other.projectFrom || other.fields[other.projectFrom]!.ref !== res.name) continue;
+    const dependants = await ctx.repo.findWhere(other, ctx.teamId, { [other.projectFrom]: after.id });
+    for (const d of dependants) await patchRecord(ctx, other, d, { [other.projectField!]: after[key] });
+  }
+}
+
+/**
+ * Remove for good the rows that reference these ones with `onDelete:
+ * 'cascade'` (a task's checklists, a checklist's items), and theirs in turn,
+ * each announced as removed. Call it before the rows themselves go.
+ */
+export async function destroyDependants(ctx: WriteContext, res: Resource, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  for (const other of ctx.registry.all()) {
+    for (const [field, def] of Object.entries(other.fields)) {
+      if (def.ref !== res.name || def.onDelete !== 'cascade') continue;
+      const children = await ctx.repo.findBy(other, ctx.teamId, other.columnOf[field]!, ids, { includeTrashed: true });
+      if (children.length === 0) continue;
+      for (const c of children) {
+        await other.hooks?.beforeDestroy?.(ctx, c);
+        await announce(ctx, other, c, 'removed');
+      }
+      const childIds = children.map((c) => c.id);
+      await destroyDependants(ctx, other, childIds);
+      const own = Object.keys(other.relations ?? {}).map((r) => `${other.name}.${r}`);
+      for (let i = 0; i < childIds.length; i += 500) await ctx.repo.dropLinks({ kinds: own, parentIds: childIds.slice(i, i + 500) });
+      await ctx.repo.destroy(other, ctx.teamId, childIds);
+    }
+  }
 }
 
 /** Emit a lifecycle event carrying the resource's current response form. */

@@ -99,15 +99,15 @@ export class Repo {
   }
 
   /** Live rows whose `column` is one of `values`. */
-  async findBy(res: Resource, teamId: string, column: string, values: readonly unknown[], opts: { orderBy?: string; limit?: number } = {}): Promise<Rec[]> {
+  async findBy(res: Resource, teamId: string, column: string, values: readonly unknown[], opts: { orderBy?: string; limit?: number; includeTrashed?: boolean } = {}): Promise<Rec[]> {
     if (values.length > CHUNK && !opts.limit && !opts.orderBy) {
       const out: Rec[] = [];
-      for (let i = 0; i < values.length; i += CHUNK) out.push(...(await this.findBy(res, teamId, column, values.slice(i, i + CHUNK))));
+      for (let i = 0; i < values.length; i += CHUNK) out.push(...(await this.findBy(res, teamId, column, values.slice(i, i + CHUNK), opts)));
       return out;
     }
     if (values.length === 0) return [];
     let q = fixed(res, this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId).where(column, 'in', values as any[]));
-    if (res.softDelete) q = q.where('purge_at', 'is', null);
+    if (res.softDelete && !opts.includeTrashed) q = q.where('purge_at', 'is', null);
     if (opts.orderBy) q = q.orderBy(opts.orderBy).orderBy('id');
     if (opts.limit) q = q.limit(opts.limit);
     const rows = await q.execute();
