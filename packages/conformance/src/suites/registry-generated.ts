@@ -123,6 +123,18 @@ const FIXTURES: Record<string, Fixture> = {
   webhook: {
     create: async (_w, i) => ({ name: i === 2 ? null : nameOf(i), url: 'https://hooks.invalid/x', active: i !== 1, events: [] }),
   },
+  checklist: {
+    async create(w, i) {
+      const tasks = await w.records('task');
+      return { name: nameOf(i), taskId: tasks[i % 2].id, ...(i === 1 ? {} : { order: [2.5, 0, 1.25][i] }) };
+    },
+  },
+  checklistItem: {
+    async create(w, i) {
+      const lists = await w.records('checklist');
+      return { name: nameOf(i), checklistId: lists[i % 2].id, completed: i === 2, ...(i === 0 ? {} : { order: [0, 0.5, -1][i] }) };
+    },
+  },
   personalAccessToken: {
     create: async (w, i) => ({ name: nameOf(i), scopes: [['read'], ['tasks:read', 'projects:write'], ['write']][i % 3], expiresAt: i === 1 ? at(w.h.clock.now() + DAY) : null }),
   },

@@ -11,14 +11,15 @@ import { listResource } from './list.resource';
 import { taskResource } from './task.resource';
 import { webhookResource } from './webhook.resource';
 import { personalAccessTokenResource } from './personal-access-token.resource';
+import { checklistItemResource, checklistResource } from './checklist.resource';
 import type { Resource } from './define-resource';
 
 /** Every built-in resource of the v3 API. */
 export const builtinResources: readonly Resource[] = [
   actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
-  personalAccessTokenResource,
+  personalAccessTokenResource, checklistResource, checklistItemResource,
 ];
 export {
   actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
-  personalAccessTokenResource,
+  personalAccessTokenResource, checklistResource, checklistItemResource,
 };

@@ -5,12 +5,16 @@ import { accessAndLimits } from './0002-access-and-limits';
 import { webhooks } from './0003-webhooks';
 import { oauth } from './0004-oauth';
 import { personalAccessTokens } from './0005-personal-access-tokens';
+import { checklists } from './0006-checklists';
 
 export { tableOf, createTable, type Cols } from './table';
 
 /**
  * Every migration, in order: one file each in this folder. A new resource's
- * migration creates its table from the declaration, so no column is spelled twice:
+ * migration creates its table from the declaration, so no column is spelled
+ * twice (see 0006-checklists.ts). A fresh database gets today's columns from
+ * it; so a later migration that adds a field to that resource must add only
+ * the columns a database lacks (older databases), never assume them absent:
  *
  * @example
  * export function notes(d: DialectSupport): Migration {
@@ -21,6 +25,7 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
   return {
     '0001_foundation': foundation(d), '0002_access_and_limits': accessAndLimits(d), '0003_webhooks': webhooks(d), '0004_oauth': oauth(d),
     '0005_personal_access_tokens': personalAccessTokens(d),
+    '0006_checklists': checklists(d),
   };
 }
 
