@@ -12,6 +12,7 @@ import { checkKey, fingerprintOf, once } from '../services/idempotency';
 import type { HttpRequest, HttpResponse } from './types';
 import { parseListQuery, parseReadQuery, type ReadPlan } from '../query/parse';
 import { parseJsonBody, OversizedArray } from './body';
+import { v3, type Outcome } from '../presenters/v3';
 
 export interface HandlerOptions {
   basePath: string;
@@ -208,12 +209,12 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       // The query is parsed here, at the edge: a bad one is refused before any transaction or idempotency claim.
       if (op.kind === 'list') {
         const parsed = parseListQuery(query, { res, registry, teamId: principal.teamId, now, cursorSecret: engine.config.cursorSecret, memberId: principal.memberId });
-        return respond(await engine.list(engine.readContext(principal), res, parsed));
+        return respond(v3(await engine.list(engine.readContext(principal), res, parsed)));
       }
       // DELETE answers 204 without a body: its query is not read (as before).
       const view = op.kind === 'remove' ? NO_VIEW : parseReadQuery(query, res, registry);
-      const out = op.kind === 'get' ? await engine.get(engine.readContext(principal), res, op.id, view) : await write(req, res, op, principal, view);
-      return respond(out);
+      if (op.kind === 'get') return respond(v3(await engine.get(engine.readContext(principal), res, op.id, view)));
+      return respond(await write(req, res, op, principal, view));
     } catch (err) {
       if (err instanceof ProblemError) return problem(err, path, requestId, err.code === 'rate_limited' ? {} : extra);
       if (store.dialect.isUniqueViolation(err)) {
@@ -253,8 +254,9 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
   }
 
   async function write(req: HttpRequest, res: Resource, op: Op, principal: Principal, view: ReadPlan): Promise<OpResult> {
+    // The v3 answer is made inside the transaction: the idempotency record stores it (or its replay form).
     return runWrite(req, principal, async (ctx, body) => {
-      let r: OpResult;
+      let r: Outcome;
       switch (op.kind) {
         case 'create':
           r = await engine.create(ctx, res, body, view);
@@ -274,7 +276,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
         default:
           throw new Error('unreachable');
       }
-      return r;
+      return v3(r);
     });
   }
 

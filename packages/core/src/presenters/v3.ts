@@ -33,6 +33,38 @@ export function v3Page(p: Page): OpResult {
   return { status: 200, body };
 }
 
+/**
+ * What a standard operation produced, before any surface shapes it: a page,
+ * one record (new or not), or nothing. The v3 presenter below turns it into
+ * status codes and bodies; the v1.0 surface will have its own.
+ */
+export type Outcome =
+  | { kind: 'page'; page: Page }
+  | {
+    kind: 'record';
+    record: Record<string, unknown>;
+    /** The operation created the record. */
+    created?: boolean;
+    /** Fields this answer alone carries (a once-only secret): never in a replay, so never stored. */
+    revealed?: Record<string, unknown>;
+  }
+  | { kind: 'done' };
+
+/** The v3 answer of an outcome: 200 with the envelope or the record, 201 for a created one, 204 without a body. */
+export function v3(outcome: Outcome): OpResult {
+  switch (outcome.kind) {
+    case 'page':
+      return v3Page(outcome.page);
+    case 'record': {
+      const status = outcome.created ? 201 : 200;
+      if (!outcome.revealed) return { status, body: outcome.record };
+      return { status, body: { ...outcome.record, ...outcome.revealed }, replay: { status, body: outcome.record } };
+    }
+    case 'done':
+      return { status: 204 };
+  }
+}
+
 /** Split one extra row off a fetched page: the rows to show and whether more exist. */
 export function takePage<T>(rows: T[], limit: number): { rows: T[]; hasMore: boolean } {
   const hasMore = rows.length > limit;

@@ -79,10 +79,11 @@ export interface ResourceHooks<R extends Rec = Rec> {
    */
   present?(ctx: ReadContext, rec: R, out: Record<string, unknown>): void;
   /**
-   * Shape the create answer (a once-only secret): return what the client gets
-   * and, as `replay`, what an Idempotency-Key replay answers instead.
+   * Fields the create answer alone carries (a once-only secret): never read
+   * back, never in an event, and not in an Idempotency-Key replay (whose
+   * stored answer therefore never holds them).
    */
-  createResponse?(ctx: WriteContext, rec: R, result: { status: number; body?: unknown }): { status: number; body?: unknown; replay?: { status: number; body?: unknown } };
+  reveal?(ctx: WriteContext, rec: R): Record<string, unknown> | undefined;
   /** Extra response fields that only a single GET carries. */
   decorateGet?(ctx: ReadContext, rec: R, out: Record<string, unknown>, select?: Set<string>): Promise<void> | void;
 }

@@ -194,10 +194,9 @@ export const personalAccessTokenResource = defineResource({
     present(ctx, rec, out) {
       out.status = statusOf(rec, ctx.now);
     },
-    createResponse(ctx, _rec, out) {
-      // The secret is shown here only; an Idempotency-Key replay answers without it, so it is never stored.
-      const token = secrets.get(ctx);
-      return { status: out.status, body: { ...(out.body as Record<string, unknown>), token }, replay: out };
+    reveal(ctx) {
+      // The secret is shown in the create answer only; an Idempotency-Key replay answers without it, so it is never stored.
+      return { token: secrets.get(ctx) };
     },
   },
 });

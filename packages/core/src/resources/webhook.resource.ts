@@ -75,8 +75,8 @@ export const webhookResource = defineResource({
       // Re-enabling (spec "Delivery semantics" rule 9) starts the failure count afresh.
       if (patch.active === true && current.active === false) patch.failCount = 0;
     },
-    createResponse(_ctx, rec, out) {
-      return { status: out.status, body: { ...(out.body as Record<string, unknown>), secret: rec.secret }, replay: out };
+    reveal(_ctx, rec) {
+      return { secret: rec.secret };
     },
   },
 });

@@ -6,7 +6,7 @@ import { Repo } from '../sql/repo';
 import { insertOutbox } from '../sql/queries/outbox';
 import type { SqlStore } from '../sql/dialect';
 import { nextCursor as nextPageCursor } from '../query/page';
-import { takePage, v3Page, type OpResult } from '../presenters/v3';
+import { takePage, type Outcome } from '../presenters/v3';
 import type { ParsedList, ReadPlan } from '../query/parse';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
@@ -105,7 +105,7 @@ export class Engine {
   // --- reads ----------------------------------------------------------------
 
   /** The list operation over a plan parsed at the edge (`parseListQuery`). */
-  async list(ctx: ReadContext, res: Resource, parsed: ParsedList): Promise<OpResult> {
+  async list(ctx: ReadContext, res: Resource, parsed: ParsedList): Promise<Outcome> {
     const { plan } = parsed;
     assertExpandReadable(ctx, res, plan.expand);
     // Only projects the caller may open (and rows of them).
@@ -119,7 +119,7 @@ export class Engine {
       await ctx.access.assertProject(parsed.projectId);
     }
     if (parsed.none) {
-      return v3Page({ data: [], ...(plan.includeTotal ? { total: 0 } : {}), limit: plan.limit, hasMore: false, nextCursor: null });
+      return { kind: 'page', page: { data: [], ...(plan.includeTotal ? { total: 0 } : {}), limit: plan.limit, hasMore: false, nextCursor: null } };
     }
     const { rows: page, hasMore } = takePage(await ctx.repo.list(plan, ctx.teamId, plan.limit + 1), plan.limit);
     const data = await this.present(ctx, res, page, plan.expand, plan.fields);
@@ -130,10 +130,10 @@ export class Engine {
         parsed.sortKey, last[plan.sort.field] ?? null, last.id);
     }
     const total = plan.includeTotal ? await ctx.repo.count(plan, ctx.teamId) : undefined;
-    return v3Page({ data, ...(total !== undefined ? { total } : {}), limit: plan.limit, hasMore, nextCursor });
+    return { kind: 'page', page: { data, ...(total !== undefined ? { total } : {}), limit: plan.limit, hasMore, nextCursor } };
   }
 
-  async get(ctx: ReadContext, res: Resource, id: string, view: ReadPlan): Promise<OpResult> {
+  async get(ctx: ReadContext, res: Resource, id: string, view: ReadPlan): Promise<Outcome> {
     const { expand, fields } = view;
     assertExpandReadable(ctx, res, expand);
     const rec = await ctx.repo.get(res, ctx.teamId, id);
@@ -141,15 +141,16 @@ export class Engine {
     await ctx.access.assertRecord(res, rec);
     const [obj] = await this.present(ctx, res, [rec], expand, fields);
     if (res.hooks?.decorateGet) await res.hooks.decorateGet(ctx, rec, obj!, fields.get(res.path));
-    return { status: 200, body: obj };
+    return { kind: 'record', record: obj! };
   }
 
-  private async respond(ctx: ReadContext, res: Resource, rec: Rec, view: ReadPlan, status: number, payload?: Record<string, unknown>): Promise<OpResult> {
+  /** The record as the request's view shows it (the event payload when nothing is expanded or selected). */
+  private async shown(ctx: ReadContext, res: Resource, rec: Rec, view: ReadPlan, payload?: Record<string, unknown>): Promise<Record<string, unknown>> {
     const { expand, fields } = view;
     assertExpandReadable(ctx, res, expand);
-    if (payload && expand.children.size === 0 && fields.size === 0) return { status, body: payload };
+    if (payload && expand.children.size === 0 && fields.size === 0) return payload;
     const [obj] = await this.present(ctx, res, [rec], expand, fields);
-    return { status, body: obj };
+    return obj!;
   }
 
   // --- writes ---------------------------------------------------------------
@@ -212,7 +213,7 @@ export class Engine {
     }
   }
 
-  async create(ctx: WriteContext, res: Resource, body: unknown, view: ReadPlan): Promise<OpResult> {
+  async create(ctx: WriteContext, res: Resource, body: unknown, view: ReadPlan): Promise<Outcome> {
     const { values, relations } = prepareBody(res, body, 'create');
     // A personal record belongs to its creator.
     if (res.ownedBy) values[res.ownedBy] = ctx.principal.memberId;
@@ -251,11 +252,11 @@ export class Engine {
       res.hooks?.present?.(ctx, rec, payload);
     }
     this.event(ctx, res, 'created', stored, payload);
-    const out = await this.respond(ctx, res, stored, view, 201, payload);
-    return res.hooks?.createResponse ? res.hooks.createResponse(ctx, stored, out) : out;
+    const revealed = res.hooks?.reveal?.(ctx, stored);
+    return { kind: 'record', record: await this.shown(ctx, res, stored, view, payload), created: true, ...(revealed ? { revealed } : {}) };
   }
 
-  async update(ctx: WriteContext, res: Resource, id: string, body: unknown, view: ReadPlan): Promise<OpResult> {
+  async update(ctx: WriteContext, res: Resource, id: string, body: unknown, view: ReadPlan): Promise<Outcome> {
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
     if (!current) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
@@ -305,10 +306,10 @@ export class Engine {
     const stored = (await ctx.repo.get(res, ctx.teamId, id))!;
     const payload = await this.payloadOf(ctx, res, stored);
     this.event(ctx, res, 'updated', stored, payload);
-    return this.respond(ctx, res, stored, view, 200, payload);
+    return { kind: 'record', record: await this.shown(ctx, res, stored, view, payload) };
   }
 
-  async remove(ctx: WriteContext, res: Resource, id: string): Promise<OpResult> {
+  async remove(ctx: WriteContext, res: Resource, id: string): Promise<Outcome> {
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
     if (!current) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
@@ -321,7 +322,7 @@ export class Engine {
         const after = { ...current, ...revoked };
         if (res.events) this.event(ctx, res, 'updated', after, await this.payloadOf(ctx, res, after));
       }
-      return { status: 204 };
+      return { kind: 'done' };
     }
     await res.hooks?.beforeDelete?.(ctx, current);
     // The payload is the resource as it now is (spec Events, "Body envelope"): a trashed row with purgeAt and deletedById set; a destroyed one as it was last.
@@ -338,7 +339,7 @@ export class Engine {
       await this.destroy(ctx, res, current);
     }
     this.event(ctx, res, 'removed', removed, payload);
-    return { status: 204 };
+    return { kind: 'done' };
   }
 
   /** Remove a row for good, with its dependants and links. */
@@ -355,21 +356,21 @@ export class Engine {
     await ctx.repo.destroy(res, ctx.teamId, [rec.id]);
   }
 
-  async restore(ctx: WriteContext, res: Resource, id: string, view: ReadPlan): Promise<OpResult> {
+  async restore(ctx: WriteContext, res: Resource, id: string, view: ReadPlan): Promise<Outcome> {
     const current = await ctx.repo.get(res, ctx.teamId, id, { includeTrashed: true, lock: true });
     if (!current || (current.purgeAt !== null && (current.purgeAt as number) <= ctx.now)) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
-    if (current.purgeAt === null) return this.respond(ctx, res, current, view, 200);
+    if (current.purgeAt === null) return { kind: 'record', record: await this.shown(ctx, res, current, view) };
     await res.hooks?.beforeRestore?.(ctx, current);
     await ctx.repo.update(res, ctx.teamId, id, { purgeAt: null, deletedById: null, ...(await ctx.touch(current.updatedAt)) });
     const stored = (await ctx.repo.get(res, ctx.teamId, id))!;
     const payload = await this.payloadOf(ctx, res, stored);
     this.event(ctx, res, 'restored', stored, payload);
-    return this.respond(ctx, res, stored, view, 200, payload);
+    return { kind: 'record', record: await this.shown(ctx, res, stored, view, payload) };
   }
 
   /** POST / DELETE /{resource}/{id}/{relation} with `{ids}` (spec rule 12). */
-  async relation(ctx: WriteContext, res: Resource, id: string, relationPath: string, change: 'add' | 'remove', body: unknown, view: ReadPlan): Promise<OpResult> {
+  async relation(ctx: WriteContext, res: Resource, id: string, relationPath: string, change: 'add' | 'remove', body: unknown, view: ReadPlan): Promise<Outcome> {
     const relation = res.relationByPath[relationPath];
     if (!relation) {
       throw new ProblemError('m2m_relation_unknown', `${res.path} has no relation '${relationPath}'`, {
@@ -397,7 +398,7 @@ export class Engine {
       rec = (await ctx.repo.get(res, ctx.teamId, id))!;
       this.membershipEvents(ctx, res, rec, relation, changed, change === 'add' ? 'added' : 'removed');
     }
-    return this.respond(ctx, res, rec, view, 200);
+    return { kind: 'record', record: await this.shown(ctx, res, rec, view) };
   }
 
   /** Write collected events to the outbox in the same transaction (the delivery envelope of spec "Delivery request"). */
