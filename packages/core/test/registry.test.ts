@@ -214,6 +214,21 @@ describe('tableOf: a resource table from its declaration (no column spelled twic
   });
 });
 
+describe('reference fields: one declaration gives the column, the filter and the expand', () => {
+  it('f.ref yields an eq|in filter and a one-expand; a declared filter or filter: false wins', () => {
+    const res = defineResource({
+      name: 'note', path: 'notes', defaultSort: 'createdAt',
+      fields: { taskId: f.ref('task'), listId: f.ref('list'), ownerId: f.ref('member', { filter: false }) },
+      filters: { listId: { ops: ['eq'] } },
+    });
+    expect(res.filters.taskId).toEqual({ ops: ['eq', 'in'] });
+    expect(res.filters.listId).toEqual({ ops: ['eq'] });
+    expect(res.filters.ownerId).toBeUndefined();
+    expect(res.expand.task).toEqual({ kind: 'one', target: 'task', field: 'taskId' });
+    expect(res.columnOf.taskId).toBe('task_id');
+  });
+});
+
 describe('typed records: a declaration types the records its hooks see (checked by the typecheck of `pnpm test`)', () => {
   it('infers each field value from its builder: nullable, timestamps in ms, enums, relation sets, json schemas', () => {
     const fields = {

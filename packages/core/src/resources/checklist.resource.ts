@@ -28,7 +28,6 @@ export const checklistResource = defineResource({
   listParams: { projectId: {} },
   filters: {
     name: { ops: ['eq', 'contains', 'startsWith'] },
-    taskId: { ops: ['eq', 'in'] },
     createdAt: { ops: RANGE },
   },
   sortable: ['order'],
@@ -63,7 +62,6 @@ export const checklistItemResource = defineResource({
   listParams: { projectId: {} },
   filters: {
     name: { ops: ['eq', 'contains', 'startsWith'] },
-    checklistId: { ops: ['eq', 'in'] },
     completed: { ops: ['eq'] },
     createdAt: { ops: RANGE },
   },

@@ -121,6 +121,7 @@ export interface ResourceSpec<F extends Record<string, FieldDef<any>> = Record<s
   /** Supported standard operations (default: all five). */
   operations?: Partial<Record<Operation, boolean>>;
   fields: F;
+  /** List filters; every `f.ref` field also gets `eq|in` unless it declares its own or `filter: false`. */
   filters: Record<string, FilterDef>;
   /** Sortable fields beyond the filterable scalar ones. */
   sortable?: string[];
@@ -246,6 +247,7 @@ export function defineResource<const F extends Record<string, FieldDef<any>>>(sp
     throw new Error(`pmapi: ${spec.name}.projectFrom needs a projectField and a createOnly reference field`);
   }
   const relations = deriveRelations(spec, fields);
+  const filters = deriveFilters(spec, fields);
   const expand = deriveExpands(spec, fields, softDelete, relations);
   const columns: ColumnInfo[] = [];
   const columnOf: Record<string, string> = {};
@@ -264,7 +266,7 @@ export function defineResource<const F extends Record<string, FieldDef<any>>>(sp
     columns.push({ key, column, kind: def.kind, internal: !!def.internal, writeOnly: def.writeOnly });
   }
   const sortFields = new Set<string>(['createdAt', 'updatedAt', ...(spec.sortable ?? [])]);
-  for (const [name, fd] of Object.entries(spec.filters)) {
+  for (const [name, fd] of Object.entries(filters)) {
     const field = fd.field ?? name;
     const def = fields[field];
     if (!fd.relation && def && !def.relation && SORTABLE_KINDS.has(def.kind)) sortFields.add(field);
@@ -285,7 +287,7 @@ export function defineResource<const F extends Record<string, FieldDef<any>>>(sp
     events: spec.events ?? true,
     operations: spec.operations ?? { list: true, get: true, create: true, update: true, delete: true },
     fields: dict(fields),
-    filters: dict(spec.filters),
+    filters: dict(filters),
     expand: dict(expand),
     ...(spec.listParams ? { listParams: dict(spec.listParams) } : {}),
     ...(Object.keys(relations).length ? { relations: dict(relations) } : {}),
@@ -303,6 +305,16 @@ export function defineResource<const F extends Record<string, FieldDef<any>>>(sp
       return typeof v === 'string' ? v : null;
     },
   };
+}
+
+/** The declared filters, plus `eq|in` on every reference field that declares none (and does not opt out with `filter: false`). */
+function deriveFilters(spec: ResourceSpec, fields: Record<string, FieldDef>): Record<string, FilterDef> {
+  const out: Record<string, FilterDef> = { ...spec.filters };
+  const filtered = new Set(Object.entries(spec.filters).map(([name, fd]) => fd.field ?? name));
+  for (const [key, def] of Object.entries(fields)) {
+    if (def.ref && !def.relation && def.filter !== false && !filtered.has(key) && !(key in out)) out[key] = { ops: ['eq', 'in'] };
+  }
+  return out;
 }
 
 /** Relations of `f.refs(…, { target })` fields, plus the declared ones with their defaults filled in. */

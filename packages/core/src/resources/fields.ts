@@ -36,6 +36,8 @@ export interface FieldDef<T = unknown> {
   ref?: string;
   /** `cascade`: when the referenced row is removed for good, this row goes with it (a checklist with its task). */
   onDelete?: 'cascade';
+  /** false: a reference without the derived `eq|in` list filter (the spec lists none for it). */
+  filter?: false;
   /** Column name; derived (snake_case) by defineResource when omitted. */
   column?: string;
   /** Older names accepted in create and update bodies (spec rule 13). */
@@ -122,8 +124,8 @@ export const f = {
     return make('timestamp', z.iso.datetime({ offset: true, message: 'must be an ISO 8601 timestamp' }), o);
   },
   /** An id of another resource in the same workspace. */
-  ref<O extends Opts & { onDelete?: 'cascade' }>(target: string, o: O = {} as O): FieldDef<Nullable<string, O>> {
-    return make('text', ID, o, { ref: target, ...(o.onDelete ? { onDelete: o.onDelete } : {}) });
+  ref<O extends Opts & { onDelete?: 'cascade'; filter?: false }>(target: string, o: O = {} as O): FieldDef<Nullable<string, O>> {
+    return make('text', ID, o, { ref: target, ...(o.onDelete ? { onDelete: o.onDelete } : {}), ...(o.filter === false ? { filter: false as const } : {}) });
   },
   /** A set of ids backed by a many-to-many relation; in bodies it replaces the whole set. */
   refs(relation: string, o: Opts & { max?: number; target?: string } = {}): FieldDef<string[]> {

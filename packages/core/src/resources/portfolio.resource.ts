@@ -17,7 +17,7 @@ export const portfolioResource = defineResource({
     secondaryColor: f.readOnly('text'),
     isGeneral: f.readOnly('boolean'),
     order: f.number(),
-    ownerId: f.ref('member', { mode: 'updateOnly' }),
+    ownerId: f.ref('member', { mode: 'updateOnly', filter: false }),
     members: f.refs('members', { target: 'member' }),
   },
   filters: {

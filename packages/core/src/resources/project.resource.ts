@@ -53,7 +53,6 @@ export const projectResource = defineResource({
     name: { ops: ['eq', 'contains', 'startsWith'] },
     archived: { ops: ['eq'] },
     accessType: { ops: ['eq', 'in'] },
-    portfolioId: { ops: ['eq', 'in'] },
     createdAt: { ops: RANGE },
   },
   sortable: ['name', 'order'],

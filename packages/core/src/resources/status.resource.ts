@@ -24,7 +24,6 @@ export const statusResource = defineResource({
   },
   filters: {
     name: { ops: ['eq', 'contains', 'startsWith'] },
-    projectId: { ops: ['eq', 'in'] },
     archived: { ops: ['eq'] },
     order: { ops: ['eq', ...RANGE] },
     createdAt: { ops: RANGE },

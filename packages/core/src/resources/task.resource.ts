@@ -48,11 +48,6 @@ export const taskResource = defineResource({
   filters: {
     name: { ops: ['eq', 'contains', 'startsWith'] },
     niceId: { ops: ['eq', 'in'] },
-    projectId: { ops: ['eq', 'in'] },
-    listId: { ops: ['eq', 'in'] },
-    statusId: { ops: ['eq', 'in'] },
-    parentTaskId: { ops: ['eq', 'in'] },
-    dependencyId: { ops: ['eq', 'in'] },
     recurringRuleId: { ops: ['eq', 'in'] },
     createdById: { ops: ['eq', 'in'] },
     labelId: { ops: ['eq', 'in'], relation: 'labels' },
