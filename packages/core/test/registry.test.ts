@@ -1,7 +1,7 @@
 import { describe, it, expect, expectTypeOf } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { builtinResources, builtinRolePermissions, defineResource, errorCodes, f, Registry, requiredPermissions, type RecordOf } from '@pmapi/core';
+import { builtinResources, builtinRolePermissions, defineResource, errorCodes, f, Registry, requiredPermissions, v3, v3Shape, type RecordOf } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { tableOf } from '@pmapi/core/sql';
 import { sql } from 'kysely';
@@ -226,6 +226,26 @@ describe('reference fields: one declaration gives the column, the filter and the
     expect(res.filters.ownerId).toBeUndefined();
     expect(res.expand.task).toEqual({ kind: 'one', target: 'task', field: 'taskId' });
     expect(res.columnOf.taskId).toBe('task_id');
+  });
+});
+
+describe('the v3 presenter: outcomes to answers, and the response shape as data', () => {
+  it('a page is the 200 envelope, a created record 201, a revealed secret missing from the replay, nothing 204', () => {
+    expect(v3({ kind: 'page', page: { data: [], limit: 50, hasMore: false, nextCursor: null } })).toEqual({ status: 200, body: { data: [], limit: 50, hasMore: false, nextCursor: null } });
+    expect(v3({ kind: 'record', record: { id: 'a' } })).toEqual({ status: 200, body: { id: 'a' } });
+    expect(v3({ kind: 'record', record: { id: 'a' }, created: true, revealed: { secret: 's' } })).toEqual({
+      status: 201, body: { id: 'a', secret: 's' }, replay: { status: 201, body: { id: 'a' } },
+    });
+    expect(v3({ kind: 'done' })).toEqual({ status: 204 });
+  });
+
+  it('describes each response field: its column or relation and its encoding; write-only fields are absent', () => {
+    const registry = new Registry(builtinResources);
+    const task = v3Shape(registry.get('task'));
+    expect(task).toContainEqual({ name: 'dueAt', source: 'column', column: 'due_at', kind: 'timestamp', encoding: 'instant' });
+    expect(task).toContainEqual({ name: 'assignees', source: 'relation', relation: 'assignees', encoding: 'ids' });
+    expect(v3Shape(registry.get('webhook')).map((o) => o.name)).not.toContain('secret');
+    expect(v3Shape(registry.get('personalAccessToken')).map((o) => o.name)).not.toContain('hash');
   });
 });
 

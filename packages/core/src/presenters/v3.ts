@@ -1,3 +1,6 @@
+import type { Resource } from '../resources/define-resource';
+import type { StorageKind } from '../sql/shape';
+
 /** What an operation answers on the v3 surface: status, body and extra headers. */
 export interface OpResult {
   status: number;
@@ -69,4 +72,33 @@ export function v3(outcome: Outcome): OpResult {
 export function takePage<T>(rows: T[], limit: number): { rows: T[]; hasMore: boolean } {
   const hasMore = rows.length > limit;
   return { rows: hasMore ? rows.slice(0, limit) : rows, hasMore };
+}
+
+/**
+ * How v3 shows one field of a record: its response name, where the value
+ * lives (a column of the row, or the id set of a many-to-many relation) and
+ * how it is encoded (`instant`: ms → ISO 8601 UTC with milliseconds; `value`:
+ * as stored, JSON values parsed). Data, not code, so that a page's JSON can
+ * also be built inside the database from the same description.
+ */
+export type OutputField =
+  | { name: string; source: 'column'; column: string; kind: StorageKind; encoding: 'value' | 'instant' }
+  | { name: string; source: 'relation'; relation: string; encoding: 'ids' };
+
+const shapes = new WeakMap<Resource, readonly OutputField[]>();
+
+/** The v3 response shape of a resource: every response field but computed ones (hooks' `present`), in declaration order. */
+export function v3Shape(res: Resource): readonly OutputField[] {
+  let shape = shapes.get(res);
+  if (!shape) {
+    const out: OutputField[] = [];
+    for (const c of res.columns) {
+      if (c.internal || c.writeOnly) continue;
+      out.push({ name: c.key, source: 'column', column: c.column, kind: c.kind, encoding: c.kind === 'timestamp' ? 'instant' : 'value' });
+    }
+    for (const [field, relation] of Object.entries(res.relationFields)) out.push({ name: field, source: 'relation', relation, encoding: 'ids' });
+    shape = out;
+    shapes.set(res, shape);
+  }
+  return shape;
 }

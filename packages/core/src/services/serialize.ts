@@ -5,6 +5,7 @@ import { iso } from '../clock/index';
 import type { Rec, Resource } from '../resources/define-resource';
 import type { ExpandNode } from '../query/plan';
 import type { ReadContext } from './context';
+import { v3Shape } from '../presenters/v3';
 
 /** Expand row budget per request (spec: value not shown; docs/not-shown.md). */
 export const EXPAND_ROW_BUDGET = 2000;
@@ -42,11 +43,11 @@ const serializers = new WeakMap<Resource, Serializer>();
 
 const isoOrNull = (v: unknown) => (v === null || v === undefined ? null : iso(v as number));
 
-/** The column part of a response, specialised per resource (codegen/mapper.ts). */
+/** The column part of a response, as the v3 shape describes it, specialised per resource (codegen/mapper.ts). */
 export function compileSerializer(res: Resource, mode?: MapperMode): Serializer {
-  const fields = res.columns
-    .filter((c) => !c.internal && !c.writeOnly)
-    .map((c) => ({ out: c.key, from: c.key, ...(c.kind === 'timestamp' ? { convert: isoOrNull } : {}) }));
+  const fields = v3Shape(res)
+    .filter((o) => o.source === 'column')
+    .map((o) => ({ out: o.name, from: o.name, ...(o.encoding === 'instant' ? { convert: isoOrNull } : {}) }));
   return compileMapper(fields, mode) as Serializer;
 }
 
@@ -66,15 +67,14 @@ export function toResponse(res: Resource, rec: Rec, links: Map<string, Map<strin
     return out;
   }
   const out: Record<string, unknown> = {};
-  for (const c of res.columns) {
-    if (c.internal || c.writeOnly) continue;
-    if (select && c.key !== 'id' && !select.has(c.key)) continue;
-    const v = rec[c.key];
-    out[c.key] = v === null || v === undefined ? null : c.kind === 'timestamp' ? iso(v as number) : v;
-  }
-  for (const [field, relation] of Object.entries(res.relationFields)) {
-    if (select && !select.has(field)) continue;
-    out[field] = links.get(`${res.name}.${relation}`)?.get(rec.id) ?? [];
+  for (const o of v3Shape(res)) {
+    if (o.name !== 'id' && !select.has(o.name)) continue;
+    if (o.source === 'relation') {
+      out[o.name] = links.get(`${res.name}.${o.relation}`)?.get(rec.id) ?? [];
+      continue;
+    }
+    const v = rec[o.name];
+    out[o.name] = v === null || v === undefined ? null : o.encoding === 'instant' ? iso(v as number) : v;
   }
   return out;
 }
