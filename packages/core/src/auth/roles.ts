@@ -1,6 +1,5 @@
 import { ProblemError } from '../errors/problem';
-import type { Rec, ResourceHooks } from '../resources/define-resource';
-import type { RoleRecord } from '../resources/people.resource';
+import type { Rec } from '../resources/define-resource';
 import type { Registry } from '../resources/registry';
 import type { WriteContext } from '../services/context';
 import { patchRecord } from '../services/records';
@@ -53,7 +52,7 @@ function nameError(code: string, message: string): ProblemError {
 }
 
 /** Reserved names (400) and a name another role of the workspace already has, in any case (409). */
-async function checkName(ctx: WriteContext, name: string, exceptId?: string): Promise<void> {
+export async function checkName(ctx: WriteContext, name: string, exceptId?: string): Promise<void> {
   if ((RESERVED_ROLE_NAMES as readonly string[]).includes(name.toLowerCase())) {
     throw nameError('reserved_name', `'${name}' is reserved for a built-in role`);
   }
@@ -74,7 +73,7 @@ async function checkName(ctx: WriteContext, name: string, exceptId?: string): Pr
  * names added (all of them on create, the delta on update) held by the caller's
  * role (else 403 permission_exceeds_caller_grant).
  */
-function checkPermissions(ctx: WriteContext, sent: string[], before: readonly string[]): string[] {
+export function checkPermissions(ctx: WriteContext, sent: string[], before: readonly string[]): string[] {
   const list = [...new Set(sent)];
   const catalog = catalogOf(ctx.registry);
   const unknown = list.filter((p) => !catalog.has(p));
@@ -94,76 +93,17 @@ function checkPermissions(ctx: WriteContext, sent: string[], before: readonly st
   return list;
 }
 
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
+export function sameSet(a: readonly string[], b: readonly string[]): boolean {
   const s = new Set(a);
   return s.size === new Set(b).size && b.every((x) => s.has(x));
 }
 
-function locked(role: Rec, what: string): ProblemError {
+export function locked(role: Rec, what: string): ProblemError {
   return new ProblemError('default_role_locked', `The built-in role '${role.name as string}' ${what}`, { roleId: role.id });
 }
 
 /** Move members holding `role` to another role, one `member.updated` event each. */
-async function reassign(ctx: WriteContext, holders: Rec[], to: { id: string; name: string }): Promise<void> {
+export async function reassign(ctx: WriteContext, holders: Rec[], to: { id: string; name: string }): Promise<void> {
   const members = ctx.registry.get('member');
   for (const m of holders) await patchRecord(ctx, members, m, { roleId: to.id, role: to.name });
 }
-
-/** The hooks of `roleResource`. */
-export const roleHooks: ResourceHooks<RoleRecord> = {
-  async beforeCreate(ctx, input) {
-    await checkName(ctx, input.name!);
-    input.permissions = checkPermissions(ctx, input.permissions ?? [], []);
-    input.editable = true;
-  },
-
-  async beforeUpdate(ctx, current, patch) {
-    if (!current.editable) {
-      // A built-in role: initialScreen only. Sending back what was read (same name, same
-      // effective permissions) is not a change.
-      for (const key of Object.keys(patch) as (keyof RoleRecord)[]) {
-        if (key === 'initialScreen') continue;
-        const same = key === 'name' ? patch.name === current.name
-          : key === 'permissions' ? sameSet(patch.permissions ?? [], effectivePermissions(ctx.registry, current))
-          : false;
-        if (!same) throw locked(current, `accepts a change to initialScreen only, not to ${key}`);
-        delete patch[key];
-      }
-      return;
-    }
-    if (typeof patch.name === 'string') {
-      if (patch.name === current.name) delete patch.name;
-      else await checkName(ctx, patch.name, current.id);
-    }
-    if (Array.isArray(patch.permissions)) {
-      patch.permissions = checkPermissions(ctx, patch.permissions, current.permissions ?? []);
-    }
-  },
-
-  async afterUpdate(ctx, before, after) {
-    // Members carry their role's name: a renamed role renames it on its holders.
-    if (after.name === before.name) return;
-    const holders = await ctx.repo.findBy(ctx.registry.get('member'), ctx.teamId, 'role_id', [after.id], { orderBy: 'created_at' });
-    await reassign(ctx, holders, { id: after.id, name: after.name });
-  },
-
-  async beforeDelete(ctx, rec) {
-    if (!rec.editable) throw locked(rec, 'cannot be deleted');
-    const holders = await ctx.repo.findBy(ctx.registry.get('member'), ctx.teamId, 'role_id', [rec.id], { orderBy: 'created_at' });
-    const active = holders.filter((m) => m.active);
-    if (active.length) {
-      throw new ProblemError('conflict', `${active.length} active member(s) hold the role '${rec.name}'; give them another role first`, {
-        activeMemberIds: active.map((m) => m.id),
-      });
-    }
-    const regular = await ctx.db.selectFrom('roles').select(['id', 'name']).where('team_id', '=', ctx.teamId)
-      .where('name', '=', 'regular').executeTakeFirst();
-    if (!regular) throw new ProblemError('conflict', 'The workspace has no regular role for removed members holding this role to fall back to');
-    await reassign(ctx, holders, { id: regular.id as string, name: regular.name as string });
-  },
-
-  present(ctx, rec, out) {
-    if (!rec.editable && 'permissions' in out) out.permissions = [...effectivePermissions(ctx.registry, rec)];
-  },
-};
-

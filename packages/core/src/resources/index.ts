@@ -2,7 +2,8 @@ export { defineResource, commonFields, softDeleteFields, kebab, RANGE, type Reso
 export type { Resource, ResourceSpec, ResourceHooks, RecordOf, CommonRecord, FilterDef, FilterOp, ExpandDef, RelationDef, Rec, ColumnInfo } from './define-resource';
 export { f, customFieldsSchema, snakeCase, type FieldDef, type StorageKind, type WriteMode } from './fields';
 export { Registry } from './registry';
-import { actorResource, memberResource, roleResource } from './people.resource';
+import { actorResource, memberResource } from './people.resource';
+import { roleResource } from './role.resource';
 import { labelResource } from './label.resource';
 import { portfolioResource } from './portfolio.resource';
 import { projectResource } from './project.resource';

@@ -1,7 +1,6 @@
-import { defineResource, RANGE, type RecordOf } from './define-resource';
+import { defineResource, RANGE } from './define-resource';
 import { z } from 'zod';
 import { f } from './fields';
-import { roleHooks, ROLE_NAME_MAX, INITIAL_SCREEN_MAX } from '../auth/roles';
 
 /** GET /actors/{id}: who wrote a record (spec "Actor"). */
 export const actorResource = defineResource({
@@ -48,33 +47,4 @@ export const memberResource = defineResource({
   expand: {
     roleRecord: { kind: 'one', target: 'role', field: 'roleId' },
   },
-});
-
-/**
- * Roles (spec "Role"). Custom roles are created, changed and deleted here
- * (needs `manageRoles`); the four built-in roles (`editable: false`) accept a
- * change to `initialScreen` only and show their effective permissions. The
- * rules live in auth/roles.ts; decisions in docs/not-shown.md.
- */
-const roleFields = {
-  name: f.string({ trim: true, min: 1, max: ROLE_NAME_MAX, required: true }),
-  editable: f.readOnly('boolean'),
-  permissions: f.json(z.array(z.string().min(1).max(100)).max(1000, 'must hold at most 1000 permission names')),
-  initialScreen: f.string({ trim: true, min: 1, max: INITIAL_SCREEN_MAX, nullable: true }),
-};
-/** A role as its hooks see it. */
-export type RoleRecord = RecordOf<typeof roleFields>;
-
-export const roleResource = defineResource({
-  name: 'role',
-  policy: { requires: { write: ['manageRoles'], delete: ['manageRoles'] } },
-  path: 'roles',
-  fields: roleFields,
-  filters: {
-    name: { ops: ['eq', 'contains', 'startsWith'] },
-    editable: { ops: ['eq'] },
-    createdAt: { ops: RANGE },
-  },
-  defaultSort: 'name',
-  hooks: roleHooks,
 });
