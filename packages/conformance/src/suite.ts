@@ -11,6 +11,7 @@ import { projectsSuite } from './suites/resources/projects';
 import { statusesSuite } from './suites/resources/statuses';
 import { listsSuite } from './suites/resources/lists';
 import { labelsSuite } from './suites/resources/labels';
+import { checklistsSuite } from './suites/resources/checklists';
 import { tasksSuite } from './suites/tasks';
 import { hardeningSuite } from './suites/hardening';
 import { hardeningInputSuite } from './suites/hardening-input';
@@ -40,6 +41,7 @@ export function runConformance(factory: StoreFactory): void {
   statusesSuite(factory);
   listsSuite(factory);
   labelsSuite(factory);
+  checklistsSuite(factory);
   tasksSuite(factory);
   hardeningSuite(factory);
   hardeningInputSuite(factory);
