@@ -5,6 +5,7 @@ import { builtinResources } from './resources/index';
 import { Registry } from './resources/registry';
 import type { Resource } from './resources/define-resource';
 import type { SqlStore } from './sql/dialect';
+import { insertSecretIfAbsent, readSecret } from './sql/queries/secrets';
 import { Engine } from './services/engine';
 import { sweepKeys } from './services/idempotency';
 import { sweepOAuth } from './oauth/sweep';
@@ -83,13 +84,12 @@ export interface Pmapi {
 }
 
 async function loadSecret(store: SqlStore, ids: IdGenerator): Promise<Uint8Array> {
-  const read = () => store.db.selectFrom('secrets').select('value').where('name', '=', 'cursor').executeTakeFirst();
-  let row = await read();
-  if (!row) {
-    await store.db.insertInto('secrets').values({ name: 'cursor', value: ids.secret(48) }).onConflict((oc) => oc.column('name').doNothing()).execute();
-    row = await read();
+  let value = await readSecret(store.db, 'cursor');
+  if (value === undefined) {
+    await insertSecretIfAbsent(store.db, 'cursor', ids.secret(48));
+    value = await readSecret(store.db, 'cursor');
   }
-  return Buffer.from(row!.value as string, 'utf8');
+  return Buffer.from(value!, 'utf8');
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Rec } from '../resources/define-resource';
 import type { Registry } from '../resources/registry';
 import type { WriteContext } from '../services/context';
 import { patchRecord } from '../services/records';
+import { roleNamedAlike } from '../sql/queries/roles';
 import { builtinRolePermissions, permissionCatalog } from './permissions';
 import { grants, type ScopeAction } from './scopes';
 
@@ -58,12 +59,9 @@ export async function checkName(ctx: WriteContext, name: string, exceptId?: stri
   }
   // One role write at a time per workspace, so two clients cannot both take a name.
   await ctx.repo.lock('workspaces', ctx.teamId);
-  let q = ctx.db.selectFrom('roles').select(['id', 'name']).where('team_id', '=', ctx.teamId)
-    .where((eb) => eb(ctx.repo.dialect.fold(eb.ref('name')), '=', name.toLowerCase()));
-  if (exceptId) q = q.where('id', '!=', exceptId);
-  const clash = await q.executeTakeFirst();
+  const clash = await roleNamedAlike(ctx.db, ctx.repo.dialect, ctx.teamId, name, exceptId);
   if (clash) {
-    throw new ProblemError('conflict', `A role named '${clash.name as string}' already exists in this workspace`, { field: 'name', id: clash.id });
+    throw new ProblemError('conflict', `A role named '${clash.name}' already exists in this workspace`, { field: 'name', id: clash.id });
   }
 }
 

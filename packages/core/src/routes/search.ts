@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { CustomRoute } from '../http/routes';
 import { ProblemError } from '../errors/problem';
 import type { Resource } from '../resources/define-resource';
@@ -7,10 +6,9 @@ import type { ReadContext } from '../services/context';
 import type { OpResult } from '../services/engine';
 import { materialize, assertExpandReadable, EXPAND_ROW_BUDGET } from '../services/serialize';
 import { parseListQuery } from '../query/parse';
-import type { ListPlan } from '../query/plan';
 import { nextCursor as nextPageCursor, parsePageQuery, type PageSpec } from '../query/page';
 import { takePage, v3Page } from '../presenters/v3';
-import { escapeLike } from '../sql/repo';
+import { countSearchMatches, searchPage, type TextSearch } from '../sql/queries/search';
 
 /** Search `q` bounds (spec "Standard operations" rule 9, "Limits"), in characters (code points) after trimming. */
 export const SEARCH_Q_MIN = 3;
@@ -92,25 +90,8 @@ export function searchRoute(resourcePath: string, field: string): CustomRoute {
         after = [b[0], b[1], paging.after.id];
       }
 
-      const d = ctx.repo.dialect;
-      const column = res.columnOf[field]!;
-      const needle = q.toLowerCase();
-      const folded = (eb: ExpressionBuilder<any, any>) => d.fold(eb.ref(column));
-      const rank = (eb: ExpressionBuilder<any, any>) => sql<number>`(case when ${folded(eb)} = ${needle} then 0 when ${folded(eb)} like ${`${escapeLike(needle)}%`} escape '\\' then 1 else 2 end)`;
-      const where = (eb: ExpressionBuilder<any, any>, p: ListPlan): Expression<SqlBool> => {
-        const parts: Expression<SqlBool>[] = [eb('team_id', '=', ctx.teamId)];
-        if (res.softDelete) parts.push(eb('purge_at', 'is', null));
-        for (const c of p.conditions) parts.push(ctx.repo.condition(eb, c));
-        parts.push(sql<SqlBool>`${folded(eb)} like ${`%${escapeLike(needle)}%`} escape '\\'`);
-        return eb.and(parts);
-      };
-
-      let sel = ctx.repo.db.selectFrom(res.table).selectAll().select((eb) => rank(eb).as('pm_search_rank')).where((eb) => where(eb, plan));
-      if (after) {
-        const [r, v, id] = after;
-        sel = sel.where((eb) => sql<SqlBool>`(${rank(eb)}, ${eb.ref(column)}, ${eb.ref('id')}) > (${r}, ${v}, ${id})`);
-      }
-      const rows = await sel.orderBy((eb) => rank(eb)).orderBy(column).orderBy('id').limit(plan.limit + 1).execute();
+      const search: TextSearch = { resource: res, teamId: ctx.teamId, column: res.columnOf[field]!, needle: q.toLowerCase(), conditions: plan.conditions };
+      const rows = await searchPage(ctx.repo, search, after, plan.limit + 1);
       const { rows: page, hasMore } = takePage(rows, plan.limit);
       const recs = page.map((row) => ctx.repo.decode(res, row));
       const data = await materialize(ctx, res, recs, { expand: plan.expand, fields: plan.fields, budget: { used: 0, max: EXPAND_ROW_BUDGET } });
@@ -121,8 +102,7 @@ export function searchRoute(resourcePath: string, field: string): CustomRoute {
       }
       let total: number | undefined;
       if (plan.includeTotal) {
-        const row = await ctx.repo.db.selectFrom(res.table).select((eb) => eb.fn.countAll().as('n')).where((eb) => where(eb, plan)).executeTakeFirstOrThrow();
-        total = Number(row.n);
+        total = await countSearchMatches(ctx.repo, search);
       }
       return v3Page({ data, ...(total !== undefined ? { total } : {}), limit: plan.limit, hasMore, nextCursor });
     },

@@ -12,6 +12,7 @@ import { newWebhookSecret } from '../resources/webhook.resource';
 import { signWebhook } from '../webhooks/sign';
 import { webhookRuntime } from '../webhooks/runtime';
 import type { WebhookAttempt } from '../webhooks/index';
+import { recentDeliveries } from '../sql/queries/deliveries';
 
 /**
  * The webhook endpoints beyond the standard operations (spec "Webhook
@@ -125,10 +126,7 @@ async function deliveries(ctx: WriteContext, id: string, query: URLSearchParams)
   const { limit } = parsePageQuery(params, DELIVERIES_PAGE, { teamId: ctx.teamId, now: ctx.now, cursorSecret: ctx.cursorSecret, binding: id });
   await findWebhook(ctx, id);
   const d = ctx.repo.dialect;
-  const rows = await ctx.db.selectFrom('webhook_deliveries')
-    .select(['id', 'webhook_id', 'event_type', 'status', 'response_status', 'duration_ms', 'error', 'created_at'])
-    .where('team_id', '=', ctx.teamId).where('webhook_id', '=', id)
-    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await recentDeliveries(ctx.db, ctx.teamId, id, limit + 1);
   const { rows: shown, hasMore } = takePage(rows, limit);
   const data = shown.map((r) => ({
     id: r.id,

@@ -1,6 +1,6 @@
-import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import { notFound, ProblemError } from '../errors/problem';
 import type { Rec, Resource } from '../resources/define-resource';
+import { countLiveProjects, openLiveProjectIds, openProjectIdsAmong } from '../sql/queries/projects';
 import type { ProjectAccessView, ReadContext } from './context';
 
 /** Most projects a workspace-wide list may span (spec "Limits"). */
@@ -43,16 +43,6 @@ export class ProjectAccess implements ProjectAccessView {
     return ok;
   }
 
-  /** The SQL form of canOpen for `projects` rows: owned, open to non-guests, or a member. */
-  private openTo(eb: ExpressionBuilder<any, any>, me: string, openTypes: string[]): Expression<SqlBool> {
-    return eb.or([
-      eb('owner_id', '=', me),
-      ...(openTypes.length ? [eb('access_type', 'in', openTypes)] : []),
-      eb.exists(eb.selectFrom('links').select('links.related_id')
-        .where('links.kind', '=', 'project.members').whereRef('links.parent_id', '=', 'projects.id').where('links.related_id', '=', me)),
-    ]);
-  }
-
   /** Of these project ids, the ones the caller may open (one query per 500 ids). */
   async filterOpen(projectIds: readonly string[]): Promise<Set<string>> {
     const ids = [...new Set(projectIds)];
@@ -62,11 +52,8 @@ export class ProjectAccess implements ProjectAccessView {
     const open = this.guest ? [] : ['public', 'workspace'];
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      const rows = await this.ctx.repo.db.selectFrom('projects').select('id')
-        .where('team_id', '=', this.ctx.teamId).where('id', 'in', chunk)
-        .where((eb) => this.openTo(eb, me, open))
-        .execute();
-      for (const r of rows) out.add(r.id as string);
+      // The SQL form of canOpen (sql/queries/projects.ts): owned, open to non-guests, or a member.
+      for (const id of await openProjectIdsAmong(this.ctx.repo, this.ctx.teamId, chunk, me, open)) out.add(id);
     }
     return out;
   }
@@ -111,26 +98,20 @@ export class ProjectAccess implements ProjectAccessView {
   }
 
   private async load(): Promise<string[] | 'all'> {
-    const { db, dialect } = this.ctx.repo;
     const limit = ACCESSIBLE_PROJECTS_MAX + 1;
     const exceeded = (n: number) =>
       new ProblemError('accessible_project_ids_exceeded', `You can open more than ${ACCESSIBLE_PROJECTS_MAX} projects; restrict the list with projectId`, {
         max: ACCESSIBLE_PROJECTS_MAX, accessible: n,
       });
     if (this.seesAll) {
-      const row = await db.selectFrom('projects').select((eb) => eb.fn.countAll().as('n'))
-        .where('team_id', '=', this.ctx.teamId).where('purge_at', 'is', null).executeTakeFirstOrThrow();
-      if (Number(row.n) > ACCESSIBLE_PROJECTS_MAX) throw exceeded(Number(row.n));
+      const n = await countLiveProjects(this.ctx.repo, this.ctx.teamId);
+      if (n > ACCESSIBLE_PROJECTS_MAX) throw exceeded(n);
       return 'all';
     }
     const me = this.ctx.principal.memberId;
     const open = this.guest ? [] : ['public', 'workspace'];
-    const rows = await db.selectFrom('projects').select('id')
-      .where('team_id', '=', this.ctx.teamId).where('purge_at', 'is', null)
-      .where((eb) => this.openTo(eb, me, open))
-      .limit(limit).execute();
-    void dialect;
-    if (rows.length > ACCESSIBLE_PROJECTS_MAX) throw exceeded(rows.length);
-    return rows.map((r) => r.id as string);
+    const ids = await openLiveProjectIds(this.ctx.repo, this.ctx.teamId, me, open, limit);
+    if (ids.length > ACCESSIBLE_PROJECTS_MAX) throw exceeded(ids.length);
+    return ids;
   }
 }

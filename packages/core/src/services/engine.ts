@@ -4,6 +4,9 @@ import { iso } from '../clock/index';
 import type { Rec, Resource } from '../resources/define-resource';
 import { Repo } from '../sql/repo';
 import { insertOutbox } from '../sql/queries/outbox';
+import { ensureMemberActor } from '../sql/queries/actors';
+import { rowsDueForPurge } from '../sql/queries/purge';
+import type { LiveWebhook } from '../sql/queries/webhooks';
 import type { SqlStore } from '../sql/dialect';
 import { nextCursor as nextPageCursor } from '../query/page';
 import { takePage, type Outcome } from '../presenters/v3';
@@ -16,7 +19,7 @@ import { materialize, toResponse, assertExpandReadable, EXPAND_ROW_BUDGET } from
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
 import type { EngineConfig } from './config';
 import { ProjectAccess } from './access';
-import { enqueueWebhookJobs, type LiveWebhook } from '../webhooks/enqueue';
+import { enqueueWebhookJobs } from '../webhooks/enqueue';
 
 export const SOFT_DELETE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export { BATCH_MAX } from '../resources/fields';
@@ -53,14 +56,9 @@ export class Engine {
       actor: async () => {
         if (principal.actorId) return { id: principal.actorId, type: 'human' as ActorType };
         const actors = base.registry.get('actor');
-        const ts = dialect.encode('timestamp', base.now);
-        await trx.insertInto(actors.table).values({
-          id: base.ids.uuid(), team_id: principal.teamId, type: 'human', display_name: principal.memberName,
-          member_id: principal.memberId, created_at: ts, updated_at: ts,
-        }).onConflict((oc) => oc.columns(['team_id', 'member_id']).doNothing()).execute();
-        const row = await trx.selectFrom(actors.table).select('id')
-          .where('team_id', '=', principal.teamId).where('member_id', '=', principal.memberId).executeTakeFirstOrThrow();
-        principal.actorId = row.id as string;
+        principal.actorId = await ensureMemberActor(trx, dialect, actors.table, {
+          id: base.ids.uuid(), teamId: principal.teamId, memberId: principal.memberId, displayName: principal.memberName, now: base.now,
+        });
         return { id: principal.actorId, type: 'human' as ActorType };
       },
       mustGet: async (r, id, field) => {
@@ -447,9 +445,7 @@ export class Engine {
           // One runner at a time across processes; another runner's batch is simply skipped here.
           if (this.store.dialect.tryLock && !(await this.store.dialect.tryLock(trx, `purge:${res.table}`))) return 0;
           const events: PendingEvent[] = [];
-          const rows = await trx.selectFrom(res.table).selectAll()
-            .where('purge_at', '<=', this.store.dialect.encode('timestamp', this.config.clock.now()))
-            .orderBy('purge_at').limit(200).execute();
+          const rows = await rowsDueForPurge(trx, this.store.dialect, res.table, this.config.clock.now(), 200);
           const repo = new Repo(trx, this.store.dialect);
           for (const row of rows) {
             const rec = repo.decode(res, row);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ProblemError } from '../errors/problem';
 import type { DialectSupport } from '../sql/dialect';
+import { claimKey, deleteKeysCreatedBy, dropKeyCreatedBy, keyRow, storeKeyResponse } from '../sql/queries/idempotency';
 import type { OpResult } from './engine';
 
 /** How long a key is remembered (spec rule 11). */
@@ -42,15 +43,9 @@ export async function once(
   o: { scope: string; key: string; fingerprint: string; now: number },
   run: () => Promise<OpResult>,
 ): Promise<{ result: OpResult; replayed: boolean }> {
-  const ts = (ms: number) => d.encode('timestamp', ms);
-  await trx.deleteFrom('idempotency_keys').where('scope', '=', o.scope).where('key', '=', o.key)
-    .where('created_at', '<=', ts(o.now - IDEMPOTENCY_TTL_MS)).execute();
-  const claim = await trx.insertInto('idempotency_keys')
-    .values({ scope: o.scope, key: o.key, fingerprint: o.fingerprint, status: null, response: null, created_at: ts(o.now) })
-    .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
-    .executeTakeFirst();
-  if (Number(claim.numInsertedOrUpdatedRows ?? 0) === 0) {
-    const row = await trx.selectFrom('idempotency_keys').selectAll().where('scope', '=', o.scope).where('key', '=', o.key).executeTakeFirst();
+  await dropKeyCreatedBy(trx, d, o.scope, o.key, o.now - IDEMPOTENCY_TTL_MS);
+  if (!(await claimKey(trx, d, o))) {
+    const row = await keyRow(trx, o.scope, o.key);
     if (!row) throw new ProblemError('idempotency_key_in_progress', 'A request with this Idempotency-Key is still running; retry shortly');
     if (row.fingerprint !== o.fingerprint) {
       throw new ProblemError('idempotency_key_reused', 'This Idempotency-Key was used with a different request');
@@ -62,14 +57,11 @@ export async function once(
   }
   const result = await run();
   const kept = result.replay ?? result;
-  await trx.updateTable('idempotency_keys')
-    .set({ status: kept.status, response: d.encode('json', { body: kept.body ?? null, headers: kept.headers ?? {} }) })
-    .where('scope', '=', o.scope).where('key', '=', o.key).execute();
+  await storeKeyResponse(trx, d, o.scope, o.key, kept.status, { body: kept.body ?? null, headers: kept.headers ?? {} });
   return { result, replayed: false };
 }
 
 /** Forget keys past their time. */
 export async function sweepKeys(db: Kysely<any>, d: DialectSupport, now: number): Promise<number> {
-  const r = await db.deleteFrom('idempotency_keys').where('created_at', '<=', d.encode('timestamp', now - IDEMPOTENCY_TTL_MS)).executeTakeFirst();
-  return Number(r.numDeletedRows);
+  return deleteKeysCreatedBy(db, d, now - IDEMPOTENCY_TTL_MS);
 }

@@ -1,26 +1,9 @@
-import type { Kysely, QueryCreator } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DialectSupport } from '../sql/dialect';
+import { insertWebhookJobs, liveWebhooks, type LiveWebhook } from '../sql/queries/webhooks';
 import { matchesAny } from './patterns';
 
-/** Job rows per insert statement (12 parameters each). */
-const CHUNK = 80;
-
-/** A webhook row as the queue needs it. */
-export interface LiveWebhook {
-  id: string;
-  events: unknown;
-}
-
-/** The team's active, live webhooks (`qc` may carry a CTE: the outbox insert on Postgres). */
-export function selectLiveWebhooks(qc: QueryCreator<any>, d: DialectSupport, teamId: string) {
-  return qc.selectFrom('webhooks').select(['id', 'events'])
-    .where('team_id', '=', teamId).where('active', '=', d.encode('boolean', true) as any).where('purge_at', 'is', null);
-}
-
-/** The parameters `selectLiveWebhooks` binds, in order. */
-export function liveWebhooksParams(d: DialectSupport, teamId: string): unknown[] {
-  return [teamId, d.encode('boolean', true)];
-}
+export type { LiveWebhook } from '../sql/queries/webhooks';
 
 /**
  * Queue one delivery job per (matching webhook, event) in the transaction
@@ -41,7 +24,7 @@ export async function enqueueWebhookJobs(
 ): Promise<number> {
   const due = events.filter((e) => !e.id.startsWith('test-'));
   if (due.length === 0 || !teamId) return 0;
-  const hooks = preloaded ?? (await selectLiveWebhooks(trx, d, teamId).execute());
+  const hooks = preloaded ?? (await liveWebhooks(trx, d, teamId));
   if (hooks.length === 0) return 0;
   const ts = d.encode('timestamp', now);
   const rows: Record<string, unknown>[] = [];
@@ -56,8 +39,6 @@ export async function enqueueWebhookJobs(
       });
     }
   }
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    await trx.insertInto('webhook_jobs').values(rows.slice(i, i + CHUNK)).onConflict((oc) => oc.column('id').doNothing()).execute();
-  }
+  await insertWebhookJobs(trx, rows);
   return rows.length;
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DialectSupport } from '../dialect';
 import { runCached } from '../statement-cache';
-import { liveWebhooksParams, selectLiveWebhooks, type LiveWebhook } from '../../webhooks/enqueue';
+import { liveWebhooksParams, selectLiveWebhooks, type LiveWebhook } from './webhooks';
 
 /**
  * Write a batch of outbox rows (`params` are their values, in column order).
