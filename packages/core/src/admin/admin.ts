@@ -9,6 +9,10 @@ import { registerClient, revokeClient, type RegisterOAuthClientInput, type Regis
 import type { Registry } from '../resources/registry';
 import { Repo } from '../sql/repo';
 import { seedRecord } from '../services/records';
+import { insertWorkspace, setAllowCompletingBlockedTasks, setWorkspaceOwner } from '../sql/queries/workspaces';
+import { insertUser, insertUserIfAbsent, setMemberActive, teamOfMember } from '../sql/queries/members';
+import { roleIdByName } from '../sql/queries/roles';
+import { revokeToken } from '../sql/queries/tokens';
 
 /** The four built-in roles (spec "Role"); their permission lists arrive with access control. */
 export const BUILTIN_ROLES = ['owner', 'manager', 'regular', 'client'] as const;
@@ -52,20 +56,12 @@ export class Admin {
     return this.store.dialect;
   }
 
-  private stamps(now: number) {
-    const ts = this.d.encode('timestamp', now);
-    return { created_at: ts, updated_at: ts };
-  }
-
   /** A workspace with its built-in roles, its owner, its General portfolio and default labels. */
   async createWorkspace(input: { name: string; timezone?: string; owner: { name: string; email?: string; userId?: string } }): Promise<WorkspaceInfo> {
     return this.store.transaction(async (trx) => {
       const now = this.clock.now();
       const teamId = this.ids.id();
-      await trx.insertInto('workspaces').values({
-        id: teamId, name: input.name, timezone: input.timezone ?? 'UTC', owner_member_id: null,
-        allow_completing_blocked_tasks: this.d.encode('boolean', false), ...this.stamps(now),
-      }).execute();
+      await insertWorkspace(trx, this.d, { id: teamId, name: input.name, timezone: input.timezone ?? 'UTC', now });
       // Seeded through the declarations (columns and encodings come from them).
       const repo = new Repo(trx, this.d);
       const seed = (name: string, values: Record<string, unknown>) => seedRecord(repo, this.ids, this.registry.get(name), teamId, values, now);
@@ -74,7 +70,7 @@ export class Admin {
         roleIds[name] = (await seed('role', { name, editable: false, permissions: [] })).id;
       }
       const owner = await this.insertMember(trx, teamId, { ...input.owner, role: 'owner' }, roleIds.owner, now);
-      await trx.updateTable('workspaces').set({ owner_member_id: owner.id }).where('id', '=', teamId).execute();
+      await setWorkspaceOwner(trx, teamId, owner.id);
       const color = PALETTE[0];
       const general = await seed('portfolio', {
         name: 'General', initials: initialsOf('General'), color, secondaryColor: secondaryOf(color), isGeneral: true, order: 0, ownerId: owner.id,
@@ -89,11 +85,10 @@ export class Admin {
     let userId = m.userId;
     if (!userId) {
       userId = this.ids.id();
-      await trx.insertInto('users').values({ id: userId, name: m.name, email: m.email ?? null, created_at: this.d.encode('timestamp', now) }).execute();
+      await insertUser(trx, this.d, { id: userId, name: m.name, email: m.email ?? null, now });
     } else {
       // A person known to the embedding application but new here: give them their users row (per-user caps lock it).
-      await trx.insertInto('users').values({ id: userId, name: m.name, email: m.email ?? null, created_at: this.d.encode('timestamp', now) })
-        .onConflict((oc) => oc.column('id').doNothing()).execute();
+      await insertUserIfAbsent(trx, this.d, { id: userId, name: m.name, email: m.email ?? null, now });
     }
     const member = await seedRecord(new Repo(trx, this.d), this.ids, this.registry.get('member'), teamId, {
       userId, name: m.name, email: m.email ?? null, roleId, role: m.role, active: true,
@@ -106,25 +101,21 @@ export class Admin {
     return this.store.transaction(async (trx) => {
       const role = input.role ?? 'regular';
       // Locked: a concurrent delete of the role waits for us (or we see it gone).
-      let rq = trx.selectFrom('roles').select('id').where('team_id', '=', teamId).where('name', '=', role);
-      if (this.d.capabilities.forUpdate) rq = rq.forUpdate();
-      const r = await rq.executeTakeFirst();
-      if (!r) throw new Error(`pmapi admin: workspace ${teamId} has no role '${role}'`);
-      return this.insertMember(trx, teamId, { ...input, role }, r.id as string, this.clock.now());
+      const roleId = await roleIdByName(trx, this.d, teamId, role);
+      if (!roleId) throw new Error(`pmapi admin: workspace ${teamId} has no role '${role}'`);
+      return this.insertMember(trx, teamId, { ...input, role }, roleId, this.clock.now());
     });
   }
 
   /** Deactivate (or reactivate) a member; their tokens then answer 401 token_owner_inactive. */
   async setMemberActive(memberId: string, active: boolean): Promise<void> {
-    await this.store.db.updateTable('members').set({ active: this.d.encode('boolean', active), updated_at: this.d.encode('timestamp', this.clock.now()) })
-      .where('id', '=', memberId).execute();
+    await setMemberActive(this.store.db, this.d, memberId, active, this.clock.now());
   }
 
   /** Workspace settings the rules read. */
   async setWorkspaceSettings(teamId: string, s: { allowCompletingBlockedTasks?: boolean }): Promise<void> {
     if (s.allowCompletingBlockedTasks !== undefined) {
-      await this.store.db.updateTable('workspaces').set({ allow_completing_blocked_tasks: this.d.encode('boolean', s.allowCompletingBlockedTasks) })
-        .where('id', '=', teamId).execute();
+      await setAllowCompletingBlockedTasks(this.store.db, this.d, teamId, s.allowCompletingBlockedTasks);
     }
   }
 
@@ -136,12 +127,12 @@ export class Admin {
    */
   async issueToken(memberId: string, input: { scopes: readonly string[]; name?: string; expiresAt?: Date | number | string }): Promise<{ id: string; token: string }> {
     for (const s of input.scopes) if (!isValidScope(s)) throw new Error(`pmapi admin: invalid scope '${s}'`);
-    const m = await this.store.db.selectFrom('members').select(['id', 'team_id']).where('id', '=', memberId).executeTakeFirst();
-    if (!m) throw new Error(`pmapi admin: no member ${memberId}`);
+    const teamId = await teamOfMember(this.store.db, memberId);
+    if (teamId === undefined) throw new Error(`pmapi admin: no member ${memberId}`);
     const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt).getTime();
     const { token, prefix, hash } = newPersonalToken(this.ids);
     // Seeded through the declaration, like the API's tokens.
-    const { id } = await seedRecord(new Repo(this.store.db, this.d), this.ids, this.registry.get('personalAccessToken'), m.team_id as string, {
+    const { id } = await seedRecord(new Repo(this.store.db, this.d), this.ids, this.registry.get('personalAccessToken'), teamId, {
       memberId, scopes: [...new Set(input.scopes)], name: input.name ?? null, expiresAt, prefix, hash, lastUsedAt: null, revokedAt: null,
     }, this.clock.now());
     return { id, token };
@@ -168,6 +159,6 @@ export class Admin {
 
   /** Revoke a token at once. */
   async revokeToken(tokenId: string): Promise<void> {
-    await this.store.db.updateTable('access_tokens').set({ revoked_at: this.d.encode('timestamp', this.clock.now()) }).where('id', '=', tokenId).execute();
+    await revokeToken(this.store.db, this.d, tokenId, this.clock.now());
   }
 }

@@ -6,6 +6,7 @@ import { clampScopes, describeScopes, parseScope } from './scopes';
 import { issueCode } from './grants/code';
 import { memberState } from './grants/shared';
 import { AUTHORIZE_PATH } from './metadata';
+import { workspaceName } from '../sql/queries/workspaces';
 import { OAUTH_FORM_MAX, type ConsentView, type OAuthContext } from './context';
 
 /** How long a consent screen's CSRF token stays valid. */
@@ -215,13 +216,13 @@ export async function handleAuthorize(ctx: OAuthContext, req: HttpRequest): Prom
     return redirectTo(ctx, c.redirectUri, { code, state: c.state });
   }
 
-  const ws = await ctx.store.db.selectFrom('workspaces').select(['id', 'name']).where('id', '=', member.teamId).executeTakeFirst();
+  const wsName = await workspaceName(ctx.store.db, member.teamId);
   const fields: Record<string, string> = {};
   for (const k of PARAMS) fields[k] = params.get(k)!;
   fields.csrf_token = csrfToken(ctx, memberId, c, now + CONSENT_TTL_MS);
   const view: ConsentView = {
     client: { id: c.client.id, name: c.client.name },
-    workspace: { id: member.teamId, name: (ws?.name as string | undefined) ?? '' },
+    workspace: { id: member.teamId, name: wsName ?? '' },
     member: { id: member.id, name: member.name },
     scopes: granted,
     scopeDescriptions: describeScopes(granted),

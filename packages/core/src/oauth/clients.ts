@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { SqlStore } from '../sql/dialect';
+import { insertOAuthClient, oauthClientRow, revokeOAuthClient } from '../sql/queries/oauth';
 import type { Clock } from '../clock/index';
 import type { IdGenerator } from '../ids/index';
 import { sha256 } from '../auth/tokens';
@@ -84,28 +85,23 @@ export async function registerClient(store: SqlStore, clock: Clock, ids: IdGener
     const why = redirectUriProblem(u);
     if (why) throw new Error(`pmapi admin: redirect URI '${u}' ${why}`);
   }
-  const d = store.dialect;
   const clientId = ids.id();
   const clientSecret = input.type === 'confidential' ? ids.secret(CLIENT_SECRET_LENGTH) : undefined;
-  await store.db.insertInto('oauth_clients').values({
-    id: clientId, team_id: input.teamId ?? null, name: input.name, type: input.type,
-    secret_hash: clientSecret === undefined ? null : sha256(clientSecret), redirect_uris: d.encode('json', uris),
-    revoked_at: null, created_at: d.encode('timestamp', clock.now()),
-  }).execute();
+  await insertOAuthClient(store.db, store.dialect, {
+    id: clientId, teamId: input.teamId ?? null, name: input.name, type: input.type,
+    secretHash: clientSecret === undefined ? null : sha256(clientSecret), redirectUris: uris, now: clock.now(),
+  });
   return { clientId, ...(clientSecret === undefined ? {} : { clientSecret }), type: input.type, redirectUris: uris };
 }
 
 /** Revoke a client: its row first (new requests fail), then every family (every token it holds dies with them). */
 export async function revokeClient(store: SqlStore, clock: Clock, clientId: string): Promise<boolean> {
-  const ts = store.dialect.encode('timestamp', clock.now());
-  const r = await store.db.updateTable('oauth_clients').set({ revoked_at: ts }).where('id', '=', clientId).where('revoked_at', 'is', null).executeTakeFirst();
-  await store.db.updateTable('oauth_families').set({ revoked_at: ts }).where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();
-  return Number(r.numUpdatedRows) > 0;
+  return revokeOAuthClient(store.db, store.dialect, clientId, clock.now());
 }
 
 export async function findClient(db: Kysely<any>, store: SqlStore, clientId: string): Promise<OAuthClientRow | undefined> {
   if (!/^[0-9A-Za-z_!]{1,64}$/.test(clientId)) return undefined;
-  const r = await db.selectFrom('oauth_clients').selectAll().where('id', '=', clientId).executeTakeFirst();
+  const r = await oauthClientRow(db, clientId);
   if (!r) return undefined;
   return {
     id: r.id as string,

@@ -1,4 +1,5 @@
 import type { SqlStore } from '../../sql/dialect';
+import { consumeOAuthCode, insertOAuthCode, insertOAuthFamily, oauthCodeRow } from '../../sql/queries/oauth';
 import { sha256 } from '../../auth/tokens';
 import { OAuthError } from '../errors';
 import { verifyPkce } from '../pkce';
@@ -15,16 +16,14 @@ export async function issueCode(store: SqlStore, g: GrantDeps, input: {
 }): Promise<string> {
   const code = g.ids.secret(CODE_LENGTH);
   const familyId = g.ids.id();
-  const ts = g.d.encode('timestamp', input.now);
   await store.transaction(async (trx) => {
-    await trx.insertInto('oauth_families').values({
-      id: familyId, client_id: input.clientId, member_id: input.memberId, team_id: input.teamId,
-      scopes: g.d.encode('json', [...input.ceiling]), revoked_at: null, created_at: ts,
-    }).execute();
-    await trx.insertInto('oauth_codes').values({
-      hash: sha256(code), client_id: input.clientId, family_id: familyId, redirect_uri: input.redirectUri, code_challenge: input.codeChallenge,
-      expires_at: g.d.encode('timestamp', input.now + CODE_TTL_MS), consumed_at: null, created_at: ts,
-    }).execute();
+    await insertOAuthFamily(trx, g.d, {
+      id: familyId, clientId: input.clientId, memberId: input.memberId, teamId: input.teamId, scopes: input.ceiling, now: input.now,
+    });
+    await insertOAuthCode(trx, g.d, {
+      hash: sha256(code), clientId: input.clientId, familyId, redirectUri: input.redirectUri, codeChallenge: input.codeChallenge,
+      expiresAt: input.now + CODE_TTL_MS, now: input.now,
+    });
   });
   return code;
 }
@@ -39,13 +38,10 @@ const grantError = (why: string) => new OAuthError('invalid_grant', why);
  */
 export async function redeemCode(store: SqlStore, g: GrantDeps, client: OAuthClientRow, p: { code: string; redirectUri: string; codeVerifier: string }, now: number): Promise<TokenResponse> {
   const hash = sha256(p.code);
-  const enc = (ms: number) => g.d.encode('timestamp', ms);
   const out = await store.transaction(async (trx): Promise<TokenResponse | OAuthError> => {
-    const won = await trx.updateTable('oauth_codes').set({ consumed_at: enc(now) })
-      .where('hash', '=', hash).where('client_id', '=', client.id).where('consumed_at', 'is', null).where('expires_at', '>', enc(now))
-      .executeTakeFirst();
-    const row = await trx.selectFrom('oauth_codes').selectAll().where('hash', '=', hash).executeTakeFirst();
-    if (Number(won.numUpdatedRows) !== 1) {
+    const won = await consumeOAuthCode(trx, g.d, hash, client.id, now);
+    const row = await oauthCodeRow(trx, hash);
+    if (!won) {
       if (!row || row.client_id !== client.id) return grantError('The authorization code is not valid for this client');
       if (row.consumed_at !== null) {
         await revokeFamily(trx, g.d, row.family_id as string, now);

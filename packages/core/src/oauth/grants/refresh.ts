@@ -1,4 +1,5 @@
 import type { SqlStore } from '../../sql/dialect';
+import { consumeRefreshToken, refreshTokenOwner, refreshTokenRow } from '../../sql/queries/oauth';
 import { sha256 } from '../../auth/tokens';
 import { OAuthError } from '../errors';
 import type { OAuthClientRow } from '../clients';
@@ -16,9 +17,8 @@ const grantError = (why: string) => new OAuthError('invalid_grant', why);
  */
 export async function refresh(store: SqlStore, g: GrantDeps, client: OAuthClientRow, p: { refreshToken: string; scope?: string }, now: number): Promise<TokenResponse> {
   const hash = sha256(p.refreshToken);
-  const enc = (ms: number) => g.d.encode('timestamp', ms);
   // Non-authoritative read, so a bad `scope` is refused without burning the token.
-  const seen = await store.db.selectFrom('oauth_refresh_tokens').select(['family_id', 'client_id']).where('hash', '=', hash).executeTakeFirst();
+  const seen = await refreshTokenOwner(store.db, hash);
   if (!seen || seen.client_id !== client.id) throw grantError('The refresh token is not valid for this client');
   let requested: string[] | undefined;
   if (p.scope !== undefined) {
@@ -30,11 +30,8 @@ export async function refresh(store: SqlStore, g: GrantDeps, client: OAuthClient
     if (beyond.length) throw new OAuthError('invalid_scope', `scope exceeds what was granted: ${beyond.join(' ')}`);
   }
   const out = await store.transaction(async (trx): Promise<TokenResponse | OAuthError> => {
-    const won = await trx.updateTable('oauth_refresh_tokens').set({ consumed_at: enc(now) })
-      .where('hash', '=', hash).where('client_id', '=', client.id).where('consumed_at', 'is', null).where('expires_at', '>', enc(now))
-      .executeTakeFirst();
-    if (Number(won.numUpdatedRows) !== 1) {
-      const row = await trx.selectFrom('oauth_refresh_tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
+    if (!(await consumeRefreshToken(trx, g.d, hash, client.id, now))) {
+      const row = await refreshTokenRow(trx, hash);
       if (row && row.consumed_at !== null) {
         await revokeFamily(trx, g.d, row.family_id as string, now);
         return grantError('The refresh token was already used; every token of this authorization is revoked');

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DialectSupport } from '../../sql/dialect';
+import { insertOAuthAccessToken, insertRefreshToken, memberWithRole, oauthFamilyRow, revokeOAuthFamily } from '../../sql/queries/oauth';
 import type { IdGenerator } from '../../ids/index';
 import type { Registry } from '../../resources/registry';
 import type { PermissionResolver } from '../../auth/tokens';
@@ -30,9 +31,7 @@ export interface MemberState {
 
 /** A member with the permissions its role grants now. */
 export async function memberState(db: Kysely<any>, g: GrantDeps, memberId: string): Promise<MemberState | undefined> {
-  const r = await db.selectFrom('members as m').innerJoin('roles as r', 'r.id', 'm.role_id')
-    .select(['m.id', 'm.team_id', 'm.name', 'm.active', 'r.name as role_name', 'r.editable', 'r.permissions'])
-    .where('m.id', '=', memberId).executeTakeFirst();
+  const r = await memberWithRole(db, memberId);
   if (!r) return undefined;
   return {
     id: r.id as string,
@@ -55,7 +54,7 @@ export interface Family {
 }
 
 export async function loadFamily(db: Kysely<any>, d: DialectSupport, id: string): Promise<Family | undefined> {
-  const r = await db.selectFrom('oauth_families').selectAll().where('id', '=', id).executeTakeFirst();
+  const r = await oauthFamilyRow(db, id);
   if (!r) return undefined;
   return {
     id: r.id as string, clientId: r.client_id as string, memberId: r.member_id as string, teamId: r.team_id as string,
@@ -65,7 +64,7 @@ export async function loadFamily(db: Kysely<any>, d: DialectSupport, id: string)
 
 /** Revoke a family: every access and refresh token it issued stops working at once (RFC 9700 §4.14.2). */
 export async function revokeFamily(db: Kysely<any>, d: DialectSupport, familyId: string, now: number): Promise<void> {
-  await db.updateTable('oauth_families').set({ revoked_at: d.encode('timestamp', now) }).where('id', '=', familyId).where('revoked_at', 'is', null).execute();
+  await revokeOAuthFamily(db, d, familyId, now);
 }
 
 export interface TokenResponse {
@@ -87,14 +86,9 @@ export async function issueTokens(trx: Kysely<any>, g: GrantDeps, family: Family
   const prefix = g.ids.secret(PAT_PREFIX_LENGTH);
   const access = `svc_oauth_${prefix}_${g.ids.secret(PAT_SECRET_LENGTH)}`;
   const refresh = g.ids.secret(REFRESH_TOKEN_LENGTH);
-  await trx.insertInto('access_tokens').values({
-    id: g.ids.id(), team_id: family.teamId, member_id: family.memberId, kind: 'oauth', prefix, hash: sha256(access),
-    scopes: g.d.encode('json', granted), name: null, expires_at: g.d.encode('timestamp', now + ACCESS_TOKEN_TTL_S * 1000),
-    revoked_at: null, created_at: g.d.encode('timestamp', now), family_id: family.id, client_id: family.clientId,
-  }).execute();
-  await trx.insertInto('oauth_refresh_tokens').values({
-    hash: sha256(refresh), family_id: family.id, client_id: family.clientId,
-    expires_at: g.d.encode('timestamp', now + REFRESH_TOKEN_TTL_MS), consumed_at: null, created_at: g.d.encode('timestamp', now),
-  }).execute();
+  await insertOAuthAccessToken(trx, g.d, family, {
+    id: g.ids.id(), prefix, hash: sha256(access), scopes: granted, expiresAt: now + ACCESS_TOKEN_TTL_S * 1000, now,
+  });
+  await insertRefreshToken(trx, g.d, family, { hash: sha256(refresh), expiresAt: now + REFRESH_TOKEN_TTL_MS, now });
   return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refresh, scope: coarseSummary(granted) };
 }

@@ -10,3 +10,11 @@ export async function roleNamedAlike(
   if (exceptId) q = q.where('id', '!=', exceptId);
   return q.executeTakeFirst();
 }
+
+/** The id of the workspace's role with exactly this name, row-locked where the dialect has row locks (a concurrent delete waits). */
+export async function roleIdByName(trx: Kysely<any>, d: DialectSupport, teamId: string, name: string): Promise<string | undefined> {
+  let q = trx.selectFrom('roles').select('id').where('team_id', '=', teamId).where('name', '=', name);
+  if (d.capabilities.forUpdate) q = q.forUpdate();
+  const r = await q.executeTakeFirst();
+  return r?.id as string | undefined;
+}

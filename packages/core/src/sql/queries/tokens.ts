@@ -43,3 +43,8 @@ export async function countActivePersonalTokens(repo: { db: Kysely<any>; dialect
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** Revoke a token (personal or OAuth) as of `now`: it stops authenticating at once. */
+export async function revokeToken(db: Kysely<any>, d: DialectSupport, tokenId: string, now: number): Promise<void> {
+  await db.updateTable('access_tokens').set({ revoked_at: d.encode('timestamp', now) }).where('id', '=', tokenId).execute();
+}
