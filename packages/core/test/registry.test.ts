@@ -118,6 +118,16 @@ describe('resource registry: policy and project scoping are declared, not writte
     for (const file of walk(src)) expect(readFileSync(file, 'utf8'), file).not.toMatch(/statement-cache|runCached|execShaped/);
   });
 
+  it('SQL lives in sql/: no kysely statement is built outside it (the rate limiter\'s own SQL store excepted)', () => {
+    const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? (e.name === 'sql' && dir === src ? [] : walk(`${dir}${e.name}/`)) : e.name.endsWith('.ts') ? [`${dir}${e.name}`] : []);
+    const files = walk(src).filter((file) => file !== `${src}limits/sql.ts`);
+    expect(files.length).toBeGreaterThan(50);
+    for (const file of files) {
+      expect(readFileSync(file, 'utf8'), file).not.toMatch(/\.selectFrom\(|\.insertInto\(|\.updateTable\(|\.deleteFrom\(|sql`/);
+    }
+  });
+
   it('built-in roles follow each declaration: a new resource states what regular and client hold', () => {
     const widget = defineResource({
       name: 'widget', path: 'widgets', table: 'widgets', softDelete: false, operations: { list: true },
