@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { harness, type Harness, type Reply, type StoreFactory } from '../kit';
+import { during, ofType } from './shared';
 
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
@@ -7,18 +8,6 @@ const RETENTION = 30 * DAY;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** Run `fn` and return the outbox events it added (by eventId, so ordering within equal timestamps does not matter). */
-async function during<T>(h: Harness, fn: () => Promise<T>): Promise<{ result: T; events: any[] }> {
-  const seen = new Set((await h.outbox()).map((e) => e.eventId));
-  const result = await fn();
-  const events = (await h.outbox()).filter((e) => !seen.has(e.eventId));
-  return { result, events };
-}
-
-function ofType(events: any[], type: string, aggregateId?: string): any[] {
-  return events.filter((e) => e.type === type && (aggregateId === undefined || e.aggregateId === aggregateId));
-}
 
 function idsOf(r: Reply): string[] {
   expect(r.status, JSON.stringify(r.body)).toBe(200);

@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { harness, type Harness, type Reply, type StoreFactory } from '../kit';
+import { harnessPerDescribe } from './shared';
 
 /** Assert a 2xx status (showing the body when it is not) and return the body. */
 function ok(r: Reply, status = 200): any {
@@ -26,15 +27,6 @@ function invalid(r: Reply, field: string, fieldCode?: string): void {
 const ids = (rows: any[]) => rows.map((r) => r.id);
 
 export function tasksSuite(factory: StoreFactory): void {
-  /** Open a harness per describe. */
-  function setup(): () => Harness {
-    let h: Harness;
-    beforeAll(async () => {
-      h = await harness(factory);
-    });
-    afterAll(() => h.close());
-    return () => h;
-  }
 
   /** Mint extra owner tokens so bulk fixtures never lean on one token's rate-limit budget. */
   function tokenPool(h: Harness) {
@@ -59,7 +51,7 @@ export function tasksSuite(factory: StoreFactory): void {
   }
 
   describe(`[${factory.name}] v3 Task: name (1-1024 after trimming, promotional content)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
     let p: any;
     beforeAll(async () => {
       p = await H().project();
@@ -115,7 +107,7 @@ export function tasksSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Task: projectId on create (project_not_specified, parent's project)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
     let p: any;
     let q: any;
     beforeAll(async () => {
@@ -150,7 +142,7 @@ export function tasksSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Task: default status (task_no_default_status)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
 
     it("statusId omitted → the project's first active status (= defaultStatusId)", async () => {
       const p = await H().project();
@@ -194,7 +186,7 @@ export function tasksSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Task: niceId (per-project counter)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
 
     it("counts '1', '2', '3' per project, independently", async () => {
       const p = await H().project();
@@ -224,7 +216,7 @@ export function tasksSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Task: order (auto order, sibling subtasks cannot share a rank)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
 
     it('auto order is MAX(order)+1 in the project, increasing', async () => {
       const p = await H().project();
@@ -269,7 +261,7 @@ export function tasksSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 States and transitions: task completed and archived`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
     let p: any;
     beforeAll(async () => {
       p = await H().project({ accessType: 'public' });
@@ -318,7 +310,7 @@ export function tasksSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 States and transitions: task dependency rule (task_dependency_incomplete)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
     let p: any;
     beforeAll(async () => {
       p = await H().project();
@@ -378,7 +370,7 @@ export function tasksSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Task: assignees, labels, subscribers (replace on update, sub-routes, filters)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
     let p: any;
     let labelIds: string[];
     let m: { owner: string; regular: string; client: string };
@@ -456,7 +448,7 @@ export function tasksSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Endpoints with extra rules: PATCH /tasks/{id} moves the task and its subtree`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
 
     /** A source project with a list, a root task in it with a two-level subtree. */
     async function tree() {
@@ -598,7 +590,7 @@ export function tasksSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Limits: moved task subtree (200 nodes, task_subtask_chain_too_deep)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
     let src: any;
     let dst: any;
     let root: any;
@@ -652,7 +644,7 @@ export function tasksSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Task: parentTaskId changes (cycles, self parent)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
 
     it('making a task a child of its own subtask → validation_failed', async () => {
       const p = await H().project();
@@ -684,7 +676,7 @@ export function tasksSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Task: delete (permanent, subtree, dependants)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
 
     it('DELETE → 204; the task and its subtree are gone for good; dependants get dependencyId null', async () => {
       const p = await H().project();
@@ -722,7 +714,7 @@ export function tasksSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Task: list query (default sort, scope, filters)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
     let p: any;
     let q: any;
     let t: Record<string, any>;
@@ -804,7 +796,7 @@ export function tasksSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Task: expand (subtasks, parentTask, labels, assignees)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
 
     it('subtasks and parentTask', async () => {
       const p = await H().project();

@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { harness, type Harness, type Reply, type StoreFactory } from '../../kit';
 import { DAY, sorted } from './helpers';
+import { during, harnessPerDescribe, ofType } from '../shared';
 
 /**
  * Checklists and checklist items (spec "Checklist and Checklist Item"), with
@@ -39,18 +40,6 @@ async function listIds(h: Harness, path: string, token?: string): Promise<string
   return ids(ok(await h.get(path, { token })).data);
 }
 
-/** Run `fn` and return the outbox events it added. */
-async function during<T>(h: Harness, fn: () => Promise<T>): Promise<{ result: T; events: any[] }> {
-  const seen = new Set((await h.outbox()).map((e) => e.eventId));
-  const result = await fn();
-  const events = (await h.outbox()).filter((e) => !seen.has(e.eventId));
-  return { result, events };
-}
-
-function ofType(events: any[], type: string, aggregateId?: string): any[] {
-  return events.filter((e) => e.type === type && (aggregateId === undefined || e.aggregateId === aggregateId));
-}
-
 async function checklist(h: Harness, taskId: string, body: Record<string, unknown> = {}, token?: string): Promise<any> {
   return ok(await h.post('/checklists', { name: 'Checklist', taskId, ...body }, { token }), 201);
 }
@@ -60,18 +49,9 @@ async function item(h: Harness, checklistId: string, body: Record<string, unknow
 }
 
 export function checklistsSuite(factory: StoreFactory): void {
-  /** A fresh harness per describe. */
-  function setup(): () => Harness {
-    let h: Harness;
-    beforeAll(async () => {
-      h = await harness(factory);
-    });
-    afterAll(() => h.close());
-    return () => h;
-  }
 
   describe(`[${factory.name}] v3 Checklist and Checklist Item: checklist fields (name, taskId, order, projectId)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
     let p: any;
     let q: any;
     let task: any;
@@ -217,7 +197,7 @@ export function checklistsSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Checklist and Checklist Item: item fields (single-line name, checklistId, order, completed)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
     let p: any;
     let task: any;
     let cl: any;
@@ -327,7 +307,7 @@ export function checklistsSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Checklist and Checklist Item: lists (projectId, default sort, filters)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
     let p: any;
     let q: any;
     let t1: any;
@@ -436,7 +416,7 @@ export function checklistsSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Checklist and Checklist Item: lifecycle events and hard-delete cascades`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
     let p: any;
     beforeAll(async () => {
       p = await H().project({ name: 'Events' });
@@ -593,7 +573,7 @@ export function checklistsSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Checklist and Checklist Item: project access and role policy`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
     let secret: any;
     let shared: any;
     let secretTask: any;
@@ -712,7 +692,7 @@ export function checklistsSuite(factory: StoreFactory): void {
   });
 
   describe(`[${factory.name}] v3 Checklist and Checklist Item: expand (task, checklistItems, checklist, actors)`, () => {
-    const H = setup();
+    const H = harnessPerDescribe(factory);
     let p: any;
     let t: any;
     let c: any;
