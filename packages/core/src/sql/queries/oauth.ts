@@ -73,14 +73,20 @@ export async function insertOAuthCode(trx: Kysely<any>, d: DialectSupport, c: {
 }
 
 /**
- * Consume a code in one atomic statement: true only for the one caller that
- * marks it consumed while it is this client's, unconsumed and unexpired.
+ * Consume a one-time secret (an authorization code, a refresh token) in one
+ * atomic statement: true only for the one caller that marks it consumed while
+ * it is this client's, unconsumed and unexpired.
  */
-export async function consumeOAuthCode(trx: Kysely<any>, d: DialectSupport, hash: string, clientId: string, now: number): Promise<boolean> {
-  const won = await trx.updateTable('oauth_codes').set({ consumed_at: d.encode('timestamp', now) })
+async function consumeOnce(table: 'oauth_codes' | 'oauth_refresh_tokens', trx: Kysely<any>, d: DialectSupport, hash: string, clientId: string, now: number): Promise<boolean> {
+  const won = await trx.updateTable(table).set({ consumed_at: d.encode('timestamp', now) })
     .where('hash', '=', hash).where('client_id', '=', clientId).where('consumed_at', 'is', null).where('expires_at', '>', d.encode('timestamp', now))
     .executeTakeFirst();
   return Number(won.numUpdatedRows) === 1;
+}
+
+/** Consume an authorization code (see consumeOnce). */
+export function consumeOAuthCode(trx: Kysely<any>, d: DialectSupport, hash: string, clientId: string, now: number): Promise<boolean> {
+  return consumeOnce('oauth_codes', trx, d, hash, clientId, now);
 }
 
 /** A code's row by its digest, consumed or not. */
@@ -95,15 +101,9 @@ export async function refreshTokenOwner(db: Kysely<any>, hash: string): Promise<
   return db.selectFrom('oauth_refresh_tokens').select(['family_id', 'client_id']).where('hash', '=', hash).executeTakeFirst();
 }
 
-/**
- * Consume a refresh token in one atomic statement: true only for the one
- * caller that marks it consumed while it is this client's, unconsumed and unexpired.
- */
-export async function consumeRefreshToken(trx: Kysely<any>, d: DialectSupport, hash: string, clientId: string, now: number): Promise<boolean> {
-  const won = await trx.updateTable('oauth_refresh_tokens').set({ consumed_at: d.encode('timestamp', now) })
-    .where('hash', '=', hash).where('client_id', '=', clientId).where('consumed_at', 'is', null).where('expires_at', '>', d.encode('timestamp', now))
-    .executeTakeFirst();
-  return Number(won.numUpdatedRows) === 1;
+/** Consume a refresh token (see consumeOnce). */
+export function consumeRefreshToken(trx: Kysely<any>, d: DialectSupport, hash: string, clientId: string, now: number): Promise<boolean> {
+  return consumeOnce('oauth_refresh_tokens', trx, d, hash, clientId, now);
 }
 
 /** A refresh token's row by its digest, consumed or not. */
