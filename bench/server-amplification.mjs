@@ -50,6 +50,8 @@ const make = {
   labels: () => created('POST', '/labels', { name: `Amp label ${++n}` }),
   roles: () => created('POST', '/roles', { name: `Amp role ${++n}` }),
   webhooks: () => created('POST', '/webhooks', { url: 'https://hooks.invalid/pmapi-bench', events: ['task.created'] }),
+  checklists: () => created('POST', '/checklists', { name: `Amp checklist ${++n}`, taskId: ids.tasks }),
+  'checklist-items': () => created('POST', '/checklist-items', { name: `Amp item ${++n}`, checklistId: ids.checklists }),
   'personal-access-tokens': () => created('POST', '/personal-access-tokens', { name: `Amp token ${++n}`, scopes: ['read'] }),
 };
 const RESTORABLE = new Set(['projects', 'portfolios', 'webhooks']);
