@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Expression } from 'kysely';
-import type { DialectSupport, SqlStore } from '@pmapi/core/sql';
+import type { DialectSupport, JsonColumn, SqlStore } from '@pmapi/core/sql';
 import { migrate } from '@pmapi/core/sql';
 import type { StorageKind } from '@pmapi/core';
 
@@ -48,12 +48,48 @@ export const sqliteDialectSupport: DialectSupport = {
         return v;
     }
   },
+  jsonObject: (fields) => (fields.length <= MAX_JSON_KEYS ? sql<string>`json_object(${sql.join(fields.map(jsonEntry))})` : undefined),
   // Unicode-aware lower case, registered on the connection (SQLite's lower() folds ASCII only).
   fold: (e: Expression<unknown>) => sql<string>`pm_fold(${e})`,
   capabilities: { forUpdate: false, multiProcess: false },
   isUniqueViolation: (err) => (err as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (err as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
   isUnavailable: (err) => ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_CANTOPEN'].includes((err as { code?: string })?.code ?? ''),
 };
+
+/** json_object takes two arguments a key; SQLite's default limit on a function's arguments is 1000. */
+const MAX_JSON_KEYS = 400;
+
+/** Instants SQLite's strftime prints exactly as Date#toISOString does: years 0000–9999 from 1970 on. */
+const LAST_ISO_MS = 253402300799999;
+
+/**
+ * One `'key', value` pair of a row's json_object, printing the value as
+ * JSON.stringify prints the decoded value. SQLite's own number text differs
+ * from JavaScript's (`2.0`, `1.0e+21`), so reals that are whole numbers print
+ * as integers and the rest go through pm_json_number (JavaScript's printer);
+ * instants outside strftime's exact range go through pm_iso.
+ */
+function jsonEntry(f: JsonColumn) {
+  const c = sql.ref(f.column);
+  let value;
+  switch (f.kind) {
+    case 'timestamp':
+      value = sql`case when ${c} is null then null when ${c} between 0 and ${sql.lit(LAST_ISO_MS)} then strftime('%Y-%m-%dT%H:%M:%fZ', ${c} / 1000.0, 'unixepoch') else pm_iso(${c}) end`;
+      break;
+    case 'boolean':
+      value = sql`case when ${c} is null then null when ${c} then json('true') else json('false') end`;
+      break;
+    case 'number':
+      value = sql`case when ${c} is null then null when ${c} = cast(${c} as integer) and abs(${c}) < 1e15 then cast(${c} as integer) else json(pm_json_number(${c})) end`;
+      break;
+    case 'json':
+      value = sql`json(${c})`;
+      break;
+    default:
+      value = c;
+  }
+  return sql`${sql.lit(f.name)}, ${value}`;
+}
 
 /**
  * kysely prepares every query anew; better-sqlite3 statements are reusable, so
@@ -104,6 +140,9 @@ export async function openSqliteStore(o: SqliteStoreOptions = {}): Promise<SqlSt
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = OFF');
   raw.function('pm_fold', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s) as string);
+  // The fast read path's fallbacks (jsonEntry): JavaScript's own printing of a number and of an instant.
+  raw.function('pm_json_number', { deterministic: true }, (n: unknown) => (typeof n === 'number' ? JSON.stringify(n) : null));
+  raw.function('pm_iso', { deterministic: true }, (ms: unknown) => (typeof ms === 'number' && Number.isFinite(new Date(ms).getTime()) ? new Date(ms).toISOString() : null));
   const onQuery = o.onQuery;
   const db = new Kysely<any>({
     dialect: new ImmediateSqliteDialect({ database: cachingDatabase(raw) }),

@@ -39,6 +39,8 @@ export interface RequestOptions {
 
 export interface Harness {
   api: Pmapi;
+  /** The store under `api` (to build a second API over the same data). */
+  store: SqlStore;
   clock: FakeClock;
   /** Two workspaces: A with owner, regular and client members; B with its own owner. */
   a: Workspace;
@@ -103,6 +105,7 @@ export async function harness(factory: StoreFactory, options: { api?: (clock: Fa
   }
   const h: Harness = {
     api,
+    store,
     clock,
     a,
     b,

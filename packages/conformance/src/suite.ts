@@ -26,6 +26,7 @@ import { accessReviewSuite } from './suites/access-review';
 import { webhooksSuite } from './suites/webhooks';
 import { oauthSuite } from './suites/oauth';
 import { registrySuite } from './suites/registry-generated';
+import { fastPathSuite } from './suites/fast-path';
 
 /** Every conformance suite, against one store factory. */
 export function runConformance(factory: StoreFactory): void {
@@ -56,4 +57,5 @@ export function runConformance(factory: StoreFactory): void {
   webhooksSuite(factory);
   oauthSuite(factory);
   registrySuite(factory);
+  fastPathSuite(factory);
 }

@@ -1,6 +1,7 @@
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect, beforeAll, afterAll, onTestFinished } from 'vitest';
 import { builtinResources, Registry, type FilterDef, type FilterOp, type Resource, type StorageKind } from '@pmapi/core';
 import { harness, type Harness, type Reply, type StoreFactory } from '../kit';
+import { twins } from './shared';
 
 /**
  * Spec "Standard operations" (rules 3-7 and 12), "Soft delete" and the 405 rule,
@@ -203,6 +204,25 @@ function world(h: Harness): World {
     },
   };
   return w;
+}
+
+
+// ---------------------------------------------------------------------------
+// The read fast path (issue 11).
+
+/** List URLs that exercise every part of a page: paging, totals, each sort both ways, field selections, each expand. */
+function listViews(res: Resource, recs: any[]): string[] {
+  const base = `/${res.path}`;
+  const views = [base, `${base}?limit=1`, `${base}?limit=2&includeTotal=true`, `${base}?limit=200`];
+  for (const field of res.sortFields) views.push(`${base}?sort=${e(field)}&limit=2`, `${base}?sort=-${e(field)}&limit=2`);
+  const shown = Object.keys(recs[0] ?? {});
+  const relations = Object.keys(res.relationFields);
+  const scalars = shown.filter((k) => !relations.includes(k));
+  views.push(`${base}?fields[${res.path}]=id`);
+  if (scalars.length > 2) views.push(`${base}?fields[${res.path}]=${e([scalars[scalars.length - 1], scalars[1]].join(','))}`);
+  if (relations.length) views.push(`${base}?fields[${res.path}]=${e([relations[relations.length - 1]!, scalars[0] ?? 'id'].join(','))}`);
+  for (const rel of Object.keys(res.expand)) views.push(`${base}?expand=${e(rel)}&limit=2`);
+  return views;
 }
 
 // ---------------------------------------------------------------------------
@@ -477,6 +497,27 @@ export function registrySuite(factory: StoreFactory): void {
             });
           }
         }
+      }
+
+      // -- the read fast path: the same bytes as the rows path --------------------------------
+      if (res.operations.list) {
+        it('every list view answers the same bytes whether the database builds the JSON or the rows path does', async () => {
+          const { api: rowsApi, built, restore } = await twins(h);
+          onTestFinished(restore);
+          const views = listViews(res, recs);
+          let fast = 0;
+          for (const as of [h.a.owner.token, h.a.regular.token, h.a.client.token]) {
+            for (const url of views) {
+              const before = built.count;
+              const a = await h.api.handle({ method: 'GET', url: `/api/v3${url}`, headers: { authorization: `Bearer ${as}`, 'x-request-id': 'same' } });
+              if (built.count > before) fast++;
+              const b = await rowsApi.handle({ method: 'GET', url: `/api/v3${url}`, headers: { authorization: `Bearer ${as}`, 'x-request-id': 'same' } });
+              expect({ url, status: a.status, body: a.body }).toEqual({ url, status: b.status, body: b.body });
+            }
+          }
+          // Where the store builds JSON, the views without expand took that path (a resource whose hooks compute a field never does).
+          if (h.store.dialect.jsonObject && !res.hooks?.present) expect(fast).toBeGreaterThan(0);
+        });
       }
 
       // -- rule 6: every sort field, both ways, through cursors -------------------------------

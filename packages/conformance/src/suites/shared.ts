@@ -1,4 +1,6 @@
 import { beforeAll, afterAll } from 'vitest';
+import { createPmapi, type Pmapi } from '@pmapi/core';
+import type { DialectSupport } from '@pmapi/core/sql';
 import { harness, type Harness, type StoreFactory } from '../kit';
 
 /** Helpers several suites share. */
@@ -25,3 +27,23 @@ export function harnessPerDescribe(factory: StoreFactory): () => Harness {
   afterAll(() => h.close());
   return () => h;
 }
+
+/**
+ * Two APIs over the harness's store: the harness's own, counting each JSON
+ * row shape the store builds, and one whose store builds none (every page
+ * from rows). Same data, same secret, same clock.
+ */
+export async function twins(h: Harness): Promise<{ api: Pmapi; built: { count: number }; restore: () => void }> {
+  const built = { count: 0 };
+  const d = h.store.dialect as { jsonObject?: DialectSupport['jsonObject'] };
+  const jsonObject = d.jsonObject;
+  if (jsonObject) {
+    d.jsonObject = (fields) => {
+      built.count++;
+      return jsonObject.call(d, fields);
+    };
+  }
+  const api = await createPmapi({ store: { ...h.store, dialect: { ...h.store.dialect, jsonObject: undefined } }, clock: h.clock, rateLimiter: false });
+  return { api, built, restore: () => { d.jsonObject = jsonObject; } };
+}
+

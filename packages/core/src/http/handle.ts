@@ -160,6 +160,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
     /** The v3 presentation of an operation's result: status, headers, JSON body. */
     const respond = (out: OpResult): HttpResponse => {
       const headers: Record<string, string> = { 'x-request-id': requestId, ...extra, ...(out.headers ?? {}) };
+      if (out.text !== undefined) return { status: out.status, headers: { ...JSON_HEADERS, ...headers }, body: out.text };
       if (out.body === undefined) return { status: out.status, headers };
       return { status: out.status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(out.body) };
     };
@@ -185,11 +186,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       if (o.limiter) Object.assign(extra, await o.limiter.check({ tokenId: principal.tokenId, method, clientIp: principal.clientIp, now }));
       if (segs.length === 0) throw new ProblemError('route_not_found', 'Name a resource: /api/v3/{resource}');
       const custom = await customRoute(req, method, segs, principal, query);
-      if (custom) {
-        const headers: Record<string, string> = { 'x-request-id': requestId, ...extra, ...(custom.headers ?? {}) };
-        if (custom.body === undefined) return { status: custom.status, headers };
-        return { status: custom.status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(custom.body) };
-      }
+      if (custom) return respond(custom);
       let res = registry.byPath.get(segs[0]!);
       if (!res) {
         const current = registry.retiredPaths.get(segs[0]!);

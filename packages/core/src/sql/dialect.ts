@@ -13,6 +13,16 @@ export interface DialectSupport {
   readonly ddl: Record<StorageKind | 'id' | 'bigint', string>;
   encode(kind: StorageKind, value: unknown): unknown;
   decode(kind: StorageKind, value: unknown): unknown;
+  /**
+   * Optional: one row's response object as JSON text, built by the database
+   * (the read fast path: no row becomes a JavaScript object). The text must be
+   * byte for byte what `JSON.stringify` prints for the decoded row as v3 shows
+   * it: keys in the order given, instants as ISO 8601 UTC with milliseconds,
+   * booleans as `true`/`false`, numbers as JavaScript prints them, JSON
+   * columns inline. Answers undefined for a shape it cannot build (the caller
+   * then reads rows); a store without it always reads rows.
+   */
+  jsonObject?(fields: readonly JsonColumn[]): RawBuilder<string> | undefined;
   /** One case rule for `contains` and `startsWith` on both databases. */
   fold(expr: Expression<unknown>): RawBuilder<string>;
   readonly capabilities: {
@@ -33,6 +43,13 @@ export interface DialectSupport {
    * write transactions are serialised anyway (SQLite).
    */
   tryLock?(trx: Kysely<any>, name: string): Promise<boolean>;
+}
+
+/** One key of a JSON row: its response name, its column and how the column is stored. */
+export interface JsonColumn {
+  name: string;
+  column: string;
+  kind: StorageKind;
 }
 
 /** An opened database the core can work on. Adapters return one. */

@@ -1,3 +1,3 @@
-export type { DialectSupport, SqlStore } from './dialect';
+export type { DialectSupport, SqlStore, JsonColumn } from './dialect';
 export { migrate, migrations, tableOf, createTable, type Cols } from './migrations';
-export { Repo, escapeLike } from './repo';
+export { Repo, escapeLike, type JsonRow } from './repo';

@@ -1,9 +1,17 @@
 import { sql, type Kysely, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
 import { runCached } from './statement-cache';
 import type { Rec, StoredResource as Resource } from './shape';
-import type { DialectSupport } from './dialect';
+import type { DialectSupport, JsonColumn } from './dialect';
 import type { Condition, ListPlan } from './plan';
 import { compileMapper, type MapperMode } from '../codegen/mapper';
+
+/** A list row as JSON text, with what paging needs beside it. */
+export interface JsonRow {
+  id: string;
+  /** The row's value of the sort field, decoded. */
+  sort: unknown;
+  json: string;
+}
 
 /** Most values bound in one IN (…) list (SQLite and Postgres both cap bound parameters). */
 const CHUNK = 500;
@@ -154,18 +162,40 @@ export class Repo {
 
   /** A page of rows for a list plan: keyset after the boundary, one extra row to tell hasMore. */
   async list(plan: ListPlan, teamId: string, take: number): Promise<Rec[]> {
+    const rows = await this.pageQuery(plan, teamId, take).selectAll().execute();
+    return rows.map((r) => this.decode(plan.resource, r));
+  }
+
+  /**
+   * The same page as {@link list}, each row as its response JSON built by the
+   * database (`DialectSupport.jsonObject`) beside its id and decoded sort
+   * value (for the next cursor). Undefined where the store cannot build it.
+   */
+  async listJson(plan: ListPlan, teamId: string, take: number, fields: readonly JsonColumn[]): Promise<JsonRow[] | undefined> {
+    const json = this.dialect.jsonObject?.(fields);
+    if (!json) return undefined;
+    const { column, kind } = plan.sort;
+    const rows = await this.pageQuery(plan, teamId, take)
+      .select(['id', sql.ref(column).as('__sort'), json.as('__json')])
+      .execute();
+    return rows.map((r) => ({
+      id: r.id as string,
+      sort: r.__sort === null || r.__sort === undefined ? null : this.dialect.decode(kind, r.__sort),
+      json: r.__json as string,
+    }));
+  }
+
+  private pageQuery(plan: ListPlan, teamId: string, take: number) {
     const { resource: res, sort } = plan;
     const dir = sort.desc ? 'desc' : 'asc';
-    let q = this.db.selectFrom(res.table).selectAll().where((eb) => this.where(eb, plan, teamId));
+    let q = this.db.selectFrom(res.table).where((eb) => this.where(eb, plan, teamId));
     if (plan.after) {
       const b = plan.after;
       q = q.where((eb) => this.keyset(eb, plan, b.value, b.id));
     }
     // Nulls sort as the largest value on both databases: last ascending, first descending.
     if (sort.nullable) q = q.orderBy(sql`(${sql.ref(sort.column)} is null)`, dir);
-    q = q.orderBy(sort.column, dir).orderBy('id', dir).limit(take);
-    const rows = await q.execute();
-    return rows.map((r) => this.decode(res, r));
+    return q.orderBy(sort.column, dir).orderBy('id', dir).limit(take);
   }
 
   async count(plan: ListPlan, teamId: string): Promise<number> {
