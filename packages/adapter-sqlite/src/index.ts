@@ -59,7 +59,7 @@ export const sqliteDialectSupport: DialectSupport = {
 /** json_object takes two arguments a key; SQLite's default limit on a function's arguments is 1000. */
 const MAX_JSON_KEYS = 400;
 
-/** Instants SQLite's strftime prints exactly as Date#toISOString does: years 0000–9999 from 1970 on. */
+/** Instants SQLite's datetime() prints exactly as Date#toISOString does (from 1970 to the end of year 9999); others go through pm_iso. */
 const LAST_ISO_MS = 253402300799999;
 
 /**
@@ -67,20 +67,21 @@ const LAST_ISO_MS = 253402300799999;
  * JSON.stringify prints the decoded value. SQLite's own number text differs
  * from JavaScript's (`2.0`, `1.0e+21`), so reals that are whole numbers print
  * as integers and the rest go through pm_json_number (JavaScript's printer);
- * instants outside strftime's exact range go through pm_iso.
+ * instants outside datetime()'s exact range go through pm_iso.
  */
 function jsonEntry(f: JsonColumn) {
   const c = sql.ref(f.column);
   let value;
   switch (f.kind) {
     case 'timestamp':
-      value = sql`case when ${c} is null then null when ${c} between 0 and ${sql.lit(LAST_ISO_MS)} then strftime('%Y-%m-%dT%H:%M:%fZ', ${c} / 1000.0, 'unixepoch') else pm_iso(${c}) end`;
+      // datetime(…, 'subsec') is twice as fast as the equivalent strftime format.
+      value = sql`case when ${c} between 0 and ${sql.lit(LAST_ISO_MS)} then replace(datetime(${c} / 1000.0, 'unixepoch', 'subsec'), ' ', 'T') || 'Z' when ${c} is not null then pm_iso(${c}) end`;
       break;
     case 'boolean':
-      value = sql`case when ${c} is null then null when ${c} then json('true') else json('false') end`;
+      value = sql`case when ${c} then json('true') when ${c} is not null then json('false') end`;
       break;
     case 'number':
-      value = sql`case when ${c} is null then null when ${c} = cast(${c} as integer) and abs(${c}) < 1e15 then cast(${c} as integer) else json(pm_json_number(${c})) end`;
+      value = sql`case when ${c} = cast(${c} as integer) and abs(${c}) < 1e15 then cast(${c} as integer) when ${c} is not null then json(pm_json_number(${c})) end`;
       break;
     case 'json':
       value = sql`json(${c})`;

@@ -1,6 +1,5 @@
 import { beforeAll, afterAll } from 'vitest';
 import { createPmapi, type Pmapi } from '@pmapi/core';
-import type { DialectSupport } from '@pmapi/core/sql';
 import { harness, type Harness, type StoreFactory } from '../kit';
 
 /** Helpers several suites share. */
@@ -29,21 +28,24 @@ export function harnessPerDescribe(factory: StoreFactory): () => Harness {
 }
 
 /**
- * Two APIs over the harness's store: the harness's own, counting each JSON
- * row shape the store builds, and one whose store builds none (every page
- * from rows). Same data, same secret, same clock.
+ * A second API over the harness's store whose store builds no JSON (every
+ * page from rows: the one path every store has). Same data, same secret, same
+ * clock: its answers must equal the harness API's byte for byte.
  */
-export async function twins(h: Harness): Promise<{ api: Pmapi; built: { count: number }; restore: () => void }> {
-  const built = { count: 0 };
-  const d = h.store.dialect as { jsonObject?: DialectSupport['jsonObject'] };
-  const jsonObject = d.jsonObject;
-  if (jsonObject) {
-    d.jsonObject = (fields) => {
-      built.count++;
-      return jsonObject.call(d, fields);
-    };
-  }
-  const api = await createPmapi({ store: { ...h.store, dialect: { ...h.store.dialect, jsonObject: undefined } }, clock: h.clock, rateLimiter: false });
-  return { api, built, restore: () => { d.jsonObject = jsonObject; } };
+export async function rowsTwin(h: Harness): Promise<Pmapi> {
+  return createPmapi({ store: { ...h.store, dialect: { ...h.store.dialect, jsonObject: undefined } }, clock: h.clock, rateLimiter: false });
 }
 
+/**
+ * GET `url` (under /api/v3) through the harness API and through its rows twin
+ * as `token`: both answers, and whether the two ran different statements
+ * (the harness API took the fast path).
+ */
+export async function bothPaths(h: Harness, twin: Pmapi, url: string, token: string) {
+  const req = { method: 'GET', url: `/api/v3${url}`, headers: { authorization: `Bearer ${token}`, 'x-request-id': 'same' } };
+  let fast: Awaited<ReturnType<Pmapi['handle']>> | undefined;
+  let rows: Awaited<ReturnType<Pmapi['handle']>> | undefined;
+  const qa = await h.countQueries(async () => { fast = await h.api.handle(req); });
+  const qb = await h.countQueries(async () => { rows = await twin.handle(req); });
+  return { fast: fast!, rows: rows!, tookFastPath: qa.join('\n') !== qb.join('\n') };
+}

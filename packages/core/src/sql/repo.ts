@@ -1,4 +1,4 @@
-import { sql, type Kysely, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import { sql, type Kysely, type ExpressionBuilder, type Expression, type SqlBool, type SelectQueryBuilder, type RawBuilder } from 'kysely';
 import { runCached } from './statement-cache';
 import type { Rec, StoredResource as Resource } from './shape';
 import type { DialectSupport, JsonColumn } from './dialect';
@@ -12,6 +12,18 @@ export interface JsonRow {
   sort: unknown;
   json: string;
 }
+
+/** The json_object expression of each JSON row shape (per resource, by dialect and keys), or null where the store cannot build it. */
+const jsonShapes = new WeakMap<Resource, Map<string, RawBuilder<string> | null>>();
+
+/** A number per resource declaration, for statement-cache keys (two registries may both declare a `task`). */
+const resourceKeys = new WeakMap<Resource, number>();
+function resourceKey(res: Resource): number {
+  let k = resourceKeys.get(res);
+  if (k === undefined) resourceKeys.set(res, (k = nextResourceKey++));
+  return k;
+}
+let nextResourceKey = 1;
 
 /** Most values bound in one IN (…) list (SQLite and Postgres both cap bound parameters). */
 const CHUNK = 500;
@@ -162,7 +174,7 @@ export class Repo {
 
   /** A page of rows for a list plan: keyset after the boundary, one extra row to tell hasMore. */
   async list(plan: ListPlan, teamId: string, take: number): Promise<Rec[]> {
-    const rows = await this.pageQuery(plan, teamId, take).selectAll().execute();
+    const { rows } = await this.runPage<Record<string, unknown>>(plan, teamId, take, '*', (q) => q.selectAll());
     return rows.map((r) => this.decode(plan.resource, r));
   }
 
@@ -172,17 +184,57 @@ export class Repo {
    * value (for the next cursor). Undefined where the store cannot build it.
    */
   async listJson(plan: ListPlan, teamId: string, take: number, fields: readonly JsonColumn[]): Promise<JsonRow[] | undefined> {
-    const json = this.dialect.jsonObject?.(fields);
-    if (!json) return undefined;
+    if (!this.dialect.jsonObject) return undefined;
     const { column, kind } = plan.sort;
-    const rows = await this.pageQuery(plan, teamId, take)
-      .select(['id', sql.ref(column).as('__sort'), json.as('__json')])
-      .execute();
-    return rows.map((r) => ({
-      id: r.id as string,
-      sort: r.__sort === null || r.__sort === undefined ? null : this.dialect.decode(kind, r.__sort),
-      json: r.__json as string,
-    }));
+    const shape = fields.map((f) => f.name).join(',');
+    let byShape = jsonShapes.get(plan.resource);
+    if (!byShape) jsonShapes.set(plan.resource, (byShape = new Map()));
+    let json = byShape.get(`${this.dialect.name}|${shape}`);
+    if (json === undefined) {
+      json = this.dialect.jsonObject(fields) ?? null;
+      if (byShape.size < 200) byShape.set(`${this.dialect.name}|${shape}`, json);
+    }
+    if (!json) return undefined;
+    const { rows } = await this.runPage<{ id: string; __sort: unknown; __json: string }>(plan, teamId, take, `json:${shape}`, (q) =>
+      q.select(['id', sql.ref(column).as('__sort'), json.as('__json')]));
+    const out: JsonRow[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      out[i] = { id: r.id, sort: r.__sort === null || r.__sort === undefined ? null : this.dialect.decode(kind, r.__sort), json: r.__json };
+    }
+    return out;
+  }
+
+  /**
+   * Run a page query: the SQL text is compiled by kysely once per shape of
+   * the plan (resource, selection, conditions' operators and list lengths,
+   * sort, boundary) and re-run with this plan's values, bound in the order
+   * {@link pageParams} predicts (the statement cache checks the prediction).
+   */
+  private runPage<R>(plan: ListPlan, teamId: string, take: number, selection: string, select: (q: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any>) {
+    const shape = `page:${plan.resource.table}#${resourceKey(plan.resource)}:${selection}:${pageShape(plan)}`;
+    return runCached<R>(this.db, this.dialect.name, shape, this.pageParams(plan, teamId, take), () => select(this.pageQuery(plan, teamId, take)));
+  }
+
+  /** The values a page query binds, in kysely's order: where (team, fixed, conditions), keyset boundary, limit. */
+  private pageParams(plan: ListPlan, teamId: string, take: number): unknown[] {
+    const d = this.dialect;
+    const out: unknown[] = [teamId, ...fixedValues(plan.resource)];
+    for (const c of plan.conditions) {
+      const enc = (v: unknown) => (v === null ? null : d.encode(c.kind, v));
+      if (c.linkKind) out.push(c.linkKind, ...(c.op === 'in' ? (c.value as string[]) : [c.value]));
+      else if (c.op === 'in') out.push(...(c.value as unknown[]).map(enc));
+      else if (c.op === 'contains' || c.op === 'startsWith') out.push(likePattern(c.op, c.value));
+      else if (c.op === 'null' || c.op === 'notNull' || (c.op === 'eq' && c.value === null)) continue;
+      else out.push(enc(c.value));
+    }
+    const b = plan.after;
+    if (b) {
+      if (b.value === null || b.value === undefined) out.push(b.id);
+      else out.push(d.encode(plan.sort.kind, b.value), b.id);
+    }
+    out.push(take);
+    return out;
   }
 
   private pageQuery(plan: ListPlan, teamId: string, take: number) {
@@ -261,9 +313,7 @@ export class Repo {
         return eb(col, c.value ? 'is not' : 'is', null);
       case 'contains':
       case 'startsWith': {
-        const needle = escapeLike(String(c.value).toLowerCase());
-        const pattern = c.op === 'contains' ? `%${needle}%` : `${needle}%`;
-        return sql<SqlBool>`${d.fold(col)} like ${pattern} escape '\\'`;
+        return sql<SqlBool>`${d.fold(col)} like ${likePattern(c.op, c.value)} escape '\\'`;
       }
     }
   }
@@ -384,6 +434,26 @@ function fixedValues(res: Resource): string[] {
 function fixed<Q extends { where(column: string, op: '=', value: string): Q }>(res: Resource, q: Q): Q {
   for (const [column, v] of Object.entries(res.fixed ?? {})) q = q.where(column, '=', v);
   return q;
+}
+
+/** The LIKE pattern of a `contains` or `startsWith` condition (case-folded, wildcards escaped). */
+function likePattern(op: 'contains' | 'startsWith', value: unknown): string {
+  const needle = escapeLike(String(value).toLowerCase());
+  return op === 'contains' ? `%${needle}%` : `${needle}%`;
+}
+
+/** What of a list plan shapes its SQL text (not its values): see Repo.pageParams for the values. */
+function pageShape(plan: ListPlan): string {
+  let key = `${plan.includeTrashed ? 't' : 'l'}|${plan.sort.column}:${plan.sort.desc ? 'd' : 'a'}:${plan.sort.nullable ? 'n' : ''}|`;
+  for (const c of plan.conditions) {
+    key += `${c.linkKind ?? ''}>${c.column}:${c.op}`;
+    if (c.op === 'in') key += `#${(c.value as unknown[]).length}`;
+    else if (c.op === 'eq' && c.value === null) key += '=null';
+    else if (c.op === 'null' || c.op === 'notNull') key += `=${!!c.value}`;
+    key += ';';
+  }
+  if (plan.after) key += plan.after.value === null || plan.after.value === undefined ? '|after-null' : '|after';
+  return key;
 }
 
 /** Escape `%`, `_` and `\` for a LIKE pattern with `ESCAPE '\'`. */
