@@ -1,80 +1,109 @@
-// pnpm bench: GET /api/v3/tasks?projectId=…&limit=50 and POST /api/v3/tasks through the full pmapi
-// pipeline with 100k tasks, beside a raw handler doing the same query and insert (+ outbox row):
-// node:http + better-sqlite3 on SQLite, node:http + pg on Postgres (`pnpm bench -- --pg`, server from
-// DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres). Servers run in child processes; load
-// comes from this process. Prints req/s and p99 latency for both and the ratio. A benchmark, not a test.
-import { fork } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// pnpm bench [-- --pg] [--runs N] [--seconds S] [--connections 10,50] [--cases list50,post] [--soak]
+//
+// The performance matrix of issue 11: pmapi beside raw node:http handlers (better-sqlite3 on SQLite,
+// pg on Postgres) doing the same statements' work, on 100k tasks. Each run is a fresh server pinned
+// to core 0 (taskset), the load from this process pinned to core 1, a 1 s warm-up, then the measured
+// seconds; the variants of a case alternate (A B C A B C …), at least 3 runs each, at each number of
+// connections. It prints medians with min–max and each comparison beside its target. `--soak` adds 5
+// minutes of mixed load at 16 connections, sampling the server's RSS. A benchmark: it gates nothing.
+import { PINNED, caseList, loadOnce, median, openTarget, pinLoad, startServer } from './matrix.mjs';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
-import pg from 'pg';
-import { seed } from './seed.mjs';
 
-const PG = process.argv.includes('--pg');
-
-const TASKS = Number(process.env.BENCH_TASKS ?? 100_000);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
-
-const dir = mkdtempSync(join(tmpdir(), 'pmapi-bench-'));
-let base = join(dir, 'seed.db');
-let dropDb = async () => {};
-if (PG) {
-  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `pmapi_bench_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const u = new URL(adminUrl);
-  u.pathname = `/${name}`;
-  base = u.toString();
-  dropDb = async () => {
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
-  };
-}
-console.log(`seeding ${TASKS} tasks on ${PG ? 'Postgres' : 'SQLite'}…`);
-const s = await seed(base, TASKS);
-
-async function start(script, file) {
-  if (!PG) copyFileSync(base, file);
-  const child = fork(new URL(script, import.meta.url), [PG ? base : file], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const { port } = await new Promise((resolve) => child.once('message', resolve));
-  return { child, url: `http://127.0.0.1:${port}` };
-}
-
-function load(url, opts) {
-  return new Promise((resolve, reject) => {
-    autocannon({ url, connections: CONNECTIONS, duration: SECONDS, ...opts }, (err, r) => (err ? reject(err) : resolve(r)));
-  });
-}
-
-const headers = { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' };
-const cases = {
-  'GET  /tasks?projectId&limit=50': { path: `/api/v3/tasks?projectId=${s.projectId}&limit=50`, method: 'GET', headers },
-  'POST /tasks': { path: '/api/v3/tasks', method: 'POST', headers, body: JSON.stringify({ name: 'bench task', projectId: s.projectId, statusId: s.statusId }) },
+const argv = process.argv.slice(2).filter((a) => a !== '--');
+const opt = (name, dflt) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : dflt;
 };
+const PG = argv.includes('--pg');
+const RUNS = Math.max(3, Number(opt('runs', process.env.BENCH_RUNS ?? 3)));
+const SECONDS = Number(opt('seconds', process.env.BENCH_SECONDS ?? 5));
+const CONNECTIONS = String(opt('connections', '10,50')).split(',').map(Number);
+const ONLY = opt('cases', '') ? new Set(opt('cases', '').split(',')) : null;
+const SOAK = argv.includes('--soak');
+const SOAK_MINUTES = Number(opt('soak-minutes', 5));
+const store = PG ? 'pg' : 'sqlite';
 
-const results = {};
-for (const [name, script] of [['pmapi', './server-pmapi.mjs'], ['raw', PG ? './server-raw-pg.mjs' : './server-raw.mjs']]) {
-  const { child, url } = await start(script, join(dir, `${name}.db`));
-  results[name] = {};
-  for (const [label, c] of Object.entries(cases)) {
-    await load(url + c.path, { ...c, duration: 1 }); // warm-up
-    const r = await load(url + c.path, c);
-    if (r.non2xx) console.warn(`${name} ${label}: ${r.non2xx} non-2xx responses`);
-    results[name][label] = { rps: r.requests.average, p99: r.latency.p99 };
+pinLoad();
+const target = await openTarget({ pg: PG, tasks: Number(process.env.BENCH_TASKS ?? 100_000) });
+const s = target.seed;
+const runFile = join(target.url, '..', 'run.db');
+
+async function measure(variant, connections) {
+  const server = await startServer(variant.server, PG ? target.url : runFile, PG ? {} : { copyFrom: target.url });
+  try {
+    await loadOnce(server.url, variant, { seconds: 1, connections });
+    return await loadOnce(server.url, variant, { seconds: SECONDS, connections });
+  } finally {
+    await server.stop();
   }
-  child.kill();
 }
 
-console.log(`\n${PG ? 'Postgres' : 'SQLite'}: ${TASKS} tasks, ${CONNECTIONS} connections, ${SECONDS}s per case\n`);
-console.log('case                             pmapi req/s  p99 ms |   raw req/s  p99 ms | pmapi/raw');
-for (const label of Object.keys(cases)) {
-  const p = results.pmapi[label];
-  const r = results.raw[label];
-  console.log(`${label.padEnd(32)} ${p.rps.toFixed(0).padStart(11)} ${String(p.p99).padStart(7)} | ${r.rps.toFixed(0).padStart(11)} ${String(r.p99).padStart(7)} | ${((p.rps / r.rps) * 100).toFixed(0).padStart(8)} %`);
+const fmt = (n, d = 0) => n.toFixed(d);
+const results = [];
+for (const c of caseList(s)) {
+  if (ONLY && !ONLY.has(c.name)) continue;
+  for (const connections of CONNECTIONS) {
+    const got = Object.fromEntries(Object.keys(c.variants).map((k) => [k, []]));
+    for (let run = 0; run < RUNS; run++) {
+      for (const [k, v] of Object.entries(c.variants)) {
+        const r = await measure(v, connections);
+        if (r.non2xx || r.errors) console.warn(`  ${c.name} ${k} c=${connections}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+        got[k].push(r);
+      }
+    }
+    const stat = (k) => {
+      const rps = got[k].map((r) => r.rps);
+      return { med: median(rps), min: Math.min(...rps), max: Math.max(...rps), p99: median(got[k].map((r) => r.p99)) };
+    };
+    const row = { c, connections, stats: Object.fromEntries(Object.keys(got).map((k) => [k, stat(k)])) };
+    const line = Object.entries(row.stats).map(([k, v]) => `${k} ${fmt(v.med)} (${fmt(v.min)}–${fmt(v.max)}) p99 ${v.p99} ms`).join(' | ');
+    console.log(`${c.name} c=${connections}: ${line}`);
+    results.push(row);
+  }
 }
-rmSync(dir, { recursive: true, force: true });
-await dropDb();
+
+let soak;
+if (SOAK) {
+  console.log(`soak: ${SOAK_MINUTES} min of mixed load at 16 connections…`);
+  const server = await startServer('pmapi', PG ? target.url : runFile, PG ? {} : { copyFrom: target.url });
+  const mixed = caseList(s).filter((c) => ['list50', 'get', 'expand', 'post', 'patch', 'deep'].includes(c.name));
+  const samples = [];
+  const t0 = Date.now();
+  const sampler = setInterval(async () => samples.push({ t: (Date.now() - t0) / 60_000, rss: await server.rss() }), 10_000);
+  // Rounds of 10 s per case, round robin, until the time is up.
+  for (let i = 0; Date.now() - t0 < SOAK_MINUTES * 60_000; i++) {
+    const c = mixed[i % mixed.length];
+    const v = c.variants.pmapi ?? c.variants.B;
+    await loadOnce(server.url, v, { seconds: 10, connections: 16 });
+  }
+  clearInterval(sampler);
+  await server.stop();
+  const at = (m) => samples.reduce((best, x) => (Math.abs(x.t - m) < Math.abs(best.t - m) ? x : best), samples[0]).rss;
+  soak = { m1: at(1), end: at(SOAK_MINUTES), peak: Math.max(...samples.map((x) => x.rss)) };
+}
+
+const MB = (b) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+console.log(`\n${PG ? 'Postgres' : 'SQLite'}: ${s.taskIds.length.toLocaleString('en')} tasks; ${RUNS} runs × ${SECONDS} s per variant, interleaved; ${PINNED ? 'server on core 0, load on core 1' : 'NOT pinned (no taskset)'}`);
+console.log('req/s are medians (min–max) of the runs; a ratio is the ratio of medians.\n');
+console.log(`| case | conns | pmapi req/s | raw req/s | pmapi/raw | target | limiter on req/s | on vs off | target |`);
+console.log(`|---|---|---|---|---|---|---|---|---|`);
+const mark = (ok) => (ok ? '✓' : '✗ MISS');
+for (const { c, connections, stats } of results) {
+  const t = c.target[store];
+  const span = (v) => `${fmt(v.med)} (${fmt(v.min)}–${fmt(v.max)})`;
+  if (c.compare === 'raw') {
+    const ratio = stats.pmapi.med / stats.raw.med;
+    const slower = stats.pmapi.med / stats.limiter.med - 1;
+    console.log(`| ${c.label} | ${connections} | ${span(stats.pmapi)} | ${span(stats.raw)} | ${fmt(ratio, 2)}× | ≥ ${t}× ${mark(ratio >= t)} | ${span(stats.limiter)} | ${fmt(slower * 100, 1)} % slower | ≤ 10 % ${mark(slower <= 0.1)} |`);
+  } else {
+    const ratio = stats.A.med / stats.B.med;
+    console.log(`| ${c.label} | ${connections} | A ${span(stats.A)}, B ${span(stats.B)} | | time B/A ${fmt(ratio, 2)}× | ≤ ${t}× ${mark(ratio <= t)} | | | |`);
+  }
+}
+if (soak) {
+  const growth = soak.end / soak.m1 - 1;
+  console.log(`| RSS after ${SOAK_MINUTES} min mixed load, 16 conns | | minute 1: ${MB(soak.m1)}, minute ${SOAK_MINUTES}: ${MB(soak.end)} (peak ${MB(soak.peak)}) | | ${fmt(growth * 100, 1)} % | ≤ 10 % ${mark(growth <= 0.1)} | | | |`);
+} else {
+  console.log('| RSS after 5 min mixed load | | not run (add --soak) | | | | | | |');
+}
+await target.close();

@@ -1,14 +1,20 @@
-// The full pipeline: createPmapi + http-node on a SQLite file.
+// The full pipeline: createPmapi + http-node on a SQLite file or a Postgres database.
+// BENCH_LIMITER=1 turns on the database rate limiter with the v3 table's buckets raised far above the
+// load (the same statements run; nothing is refused). Over IPC it answers { type: 'rss' } with its RSS.
 import http from 'node:http';
-import { createPmapi } from '@pmapi/core';
+import { createPmapi, createRateLimiter, V3_RATE_LIMITS } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { toNodeHandler } from '@pmapi/http-node';
 
 const target = process.argv[2];
 const store = target.startsWith('postgres') ? await openPostgresStore({ connectionString: target, max: 10 }) : await openSqliteStore({ filename: target });
-// Rate limits off: the load generator is one token far above the v3 limits (it would measure 429s).
-const api = await createPmapi({ store, onError: (e) => console.error(e), rateLimiter: process.env.BENCH_LIMITS ? undefined : false });
+const raised = Object.fromEntries(Object.entries(V3_RATE_LIMITS).map(([m, rules]) => [m, rules.map((r) => ({ ...r, limit: 1_000_000_000 }))]));
+const rateLimiter = process.env.BENCH_LIMITER ? createRateLimiter({ store: 'database', sqlStore: store, limits: raised }) : false;
+const api = await createPmapi({ store, onError: (e) => console.error(e), rateLimiter });
 const server = http.createServer(toNodeHandler(api));
 server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+process.on('message', (m) => {
+  if (m?.type === 'rss') process.send({ type: 'rss', rss: process.memoryUsage().rss });
+});
 process.on('SIGINT', () => process.exit(0));

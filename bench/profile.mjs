@@ -1,0 +1,59 @@
+// pnpm --filter @pmapi/bench profile -- CASE [--pg] [--raw] [--seconds N]: one case of the bench under a
+// CPU profile of the pmapi server (node --cpu-prof), then the functions with the most self time and the
+// pmapi/kysely/driver frames with the most total time. Where a case misses its target, this shows why.
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { caseList, openTarget, loadOnce } from './matrix.mjs';
+
+const args = process.argv.slice(2).filter((a) => a !== '--');
+const PG = args.includes('--pg');
+const RAW = args.includes('--raw');
+const name = args.find((a) => !a.startsWith('--')) ?? 'list50';
+const secIdx = args.indexOf('--seconds');
+const SECONDS = secIdx >= 0 ? Number(args[secIdx + 1]) : 6;
+
+const target = await openTarget({ pg: PG, tasks: Number(process.env.BENCH_TASKS ?? 100_000) });
+const c = caseList(target.seed).find((x) => x.name === name);
+if (!c) throw new Error(`no case ${name}; cases: ${caseList(target.seed).map((x) => x.name).join(', ')}`);
+const profDir = mkdtempSync(join(tmpdir(), 'pmapi-prof-'));
+const file = PG ? target.url : join(profDir, 'db.sqlite');
+if (!PG) copyFileSync(target.url, file);
+const script = new URL(RAW ? (PG ? './server-raw-pg.mjs' : './server-raw.mjs') : './server-pmapi.mjs', import.meta.url).pathname;
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, script, file], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const { port } = await new Promise((resolve) => child.once('message', resolve));
+const base = `http://127.0.0.1:${port}`;
+await loadOnce(base, c, { seconds: 1, connections: 10 });
+const r = await loadOnce(base, c, { seconds: SECONDS, connections: 10 });
+console.log(`${name}: ${r.rps.toFixed(0)} req/s under the profiler`);
+child.kill('SIGINT');
+await new Promise((resolve) => child.once('exit', resolve));
+const prof = JSON.parse(readFileSync(join(profDir, readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'))), 'utf8'));
+const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+const self = new Map();
+for (let i = 0; i < prof.samples.length; i++) self.set(prof.samples[i], (self.get(prof.samples[i]) ?? 0) + (prof.timeDeltas[i] ?? 0));
+const parent = new Map();
+for (const n of prof.nodes) for (const ch of n.children ?? []) parent.set(ch, n.id);
+const label = (n) => `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.replace(/^.*\/(node_modules\/\.pnpm\/[^/]+\/node_modules\/)?/, '')}:${n.callFrame.lineNumber + 1}`;
+const selfBy = new Map();
+const totalBy = new Map();
+let all = 0;
+for (const [id, t] of self) {
+  all += t;
+  const n = byId.get(id);
+  selfBy.set(label(n), (selfBy.get(label(n)) ?? 0) + t);
+  const seen = new Set();
+  for (let cur = id; cur !== undefined; cur = parent.get(cur)) {
+    const l = label(byId.get(cur));
+    if (seen.has(l)) continue;
+    seen.add(l);
+    totalBy.set(l, (totalBy.get(l) ?? 0) + t);
+  }
+}
+const top = (m, k) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([l, t]) => `${((t / all) * 100).toFixed(1).padStart(5)} %  ${l}`).join('\n');
+console.log(`\nself time (top 30)\n${top(selfBy, 30)}`);
+const ours = new Map([...totalBy].filter(([l]) => /packages\/|kysely|better-sqlite3|pg|http-node/.test(l) && !/^\(/.test(l)));
+console.log(`\ntotal time, pmapi and driver frames (top 40)\n${top(ours, 40)}`);
+rmSync(profDir, { recursive: true, force: true });
+await target.close();
