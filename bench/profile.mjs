@@ -21,12 +21,13 @@ const profDir = mkdtempSync(join(tmpdir(), 'pmapi-prof-'));
 const file = PG ? target.url : join(profDir, 'db.sqlite');
 if (!PG) copyFileSync(target.url, file);
 const script = new URL(RAW ? (PG ? './server-raw-pg.mjs' : './server-raw.mjs') : './server-pmapi.mjs', import.meta.url).pathname;
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, script, file], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, script, file], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...(process.env.BENCH_VARIANT === 'limiter' ? { BENCH_LIMITER: '1' } : {}) } });
 const { port } = await new Promise((resolve) => child.once('message', resolve));
 const base = `http://127.0.0.1:${port}`;
-await loadOnce(base, c, { seconds: 1, connections: 10 });
-const r = await loadOnce(base, c, { seconds: SECONDS, connections: 10 });
-console.log(`${name}: ${r.rps.toFixed(0)} req/s under the profiler`);
+const variant = RAW ? c.variants.raw : process.env.BENCH_VARIANT ? c.variants[process.env.BENCH_VARIANT] : (c.variants.pmapi ?? c.variants.B);
+await loadOnce(base, variant, { seconds: 1, connections: 10 });
+const r = await loadOnce(base, variant, { seconds: SECONDS, connections: 10 });
+console.log(`${name}: ${r.rps.toFixed(0)} req/s under the profiler (${r.non2xx} not 2xx)`);
 child.kill('SIGINT');
 await new Promise((resolve) => child.once('exit', resolve));
 const prof = JSON.parse(readFileSync(join(profDir, readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'))), 'utf8'));
@@ -53,7 +54,7 @@ for (const [id, t] of self) {
 }
 const top = (m, k) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([l, t]) => `${((t / all) * 100).toFixed(1).padStart(5)} %  ${l}`).join('\n');
 console.log(`\nself time (top 30)\n${top(selfBy, 30)}`);
-const ours = new Map([...totalBy].filter(([l]) => /packages\/|kysely|better-sqlite3|pg|http-node/.test(l) && !/^\(/.test(l)));
-console.log(`\ntotal time, pmapi and driver frames (top 40)\n${top(ours, 40)}`);
+const ours = new Map([...totalBy].filter(([l]) => !/^\((root|program|idle|garbage collector)\)/.test(l) && !/ node:|^(processTicksAndRejections|runMicrotasks|emit|listOnTimeout|processTimers) /.test(l)));
+console.log(`\ntotal time by function, self and callees (top 45)\n${top(ours, 45)}`);
 rmSync(profDir, { recursive: true, force: true });
 await target.close();

@@ -102,3 +102,4 @@ async function handle(req, res) {
   send(res, 201, await create(who.team_id, who.member_id, body));
 }
 server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+process.on('SIGINT', () => process.exit(0));

@@ -75,3 +75,4 @@ const server = http.createServer((req, res) => {
   });
 });
 server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+process.on('SIGINT', () => process.exit(0));

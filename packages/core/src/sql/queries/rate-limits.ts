@@ -1,0 +1,84 @@
+import { sql, type Kysely } from 'kysely';
+import type { DialectSupport } from '../dialect';
+import { runCached } from '../statement-cache';
+
+/** One bucket's counter for this request: its key and the starts of its current and previous fixed windows. */
+export interface CounterKey {
+  key: string;
+  start: number;
+  prevStart: number;
+}
+
+/** What counting answered for one key: the count now (this request included) and the previous window's. */
+export interface Counted {
+  key: string;
+  count: number;
+  previous: number;
+}
+
+/**
+ * The one statement an admitted request costs: count the request in every
+ * bucket at once (an atomic multi-row upsert, so concurrent requests on a key
+ * get distinct counts in any process) unless one of the keys is under an
+ * active block, and return each key's new count beside its previous window's
+ * count. No rows: a block is running, and nothing was counted.
+ *
+ * `keys` must be sorted (concurrent multi-row upserts then lock rows in one
+ * order). The SQL text depends only on the number of keys, and is compiled once.
+ */
+export async function countUnlessBlocked(db: Kysely<any>, d: DialectSupport, keys: readonly CounterKey[], now: number): Promise<Counted[] | undefined> {
+  const params: unknown[] = [];
+  for (const k of keys) params.push(k.key, k.start);
+  for (const k of keys) params.push(k.key);
+  params.push(now);
+  for (const k of keys) params.push(k.key, k.prevStart);
+  const r = await runCached<{ key: string; count: unknown; previous: unknown }>(db, d.name, `rate:count:${keys.length}`, params, () => {
+    const rows = sql.join(keys.map((k) => sql`select ${k.key} as key, cast(${k.start} as bigint) as ws`), sql` union all `);
+    const prev = sql.join(keys.map((k) => sql`when ${k.key} then cast(${k.prevStart} as bigint)`), sql` `);
+    const q = sql<{ key: string; count: unknown; previous: unknown }>`insert into rate_counters (key, window_start, count)
+      select v.key, v.ws, 1 from (${rows}) as v
+      where not exists (select 1 from rate_blocks as b where b.key in (${sql.join(keys.map((k) => k.key))}) and b.until > ${now})
+      on conflict (key, window_start) do update set count = rate_counters.count + 1
+      returning key, count,
+        coalesce((select p.count from rate_counters as p where p.key = rate_counters.key and p.window_start = case rate_counters.key ${prev} end), 0) as previous`;
+    return { compile: () => q.compile(db) };
+  });
+  if (r.rows.length === 0) return undefined;
+  return r.rows.map((row) => ({ key: row.key, count: Number(row.count), previous: Number(row.previous) }));
+}
+
+/** The latest end of an active block on any of these keys (0: none). */
+export async function activeBlock(db: Kysely<any>, keys: readonly string[], now: number): Promise<number> {
+  const rows = await db.selectFrom('rate_blocks').select('until').where('key', 'in', keys as string[]).where('until', '>', now).execute();
+  return rows.reduce((m, r) => Math.max(m, Number(r.until)), 0);
+}
+
+/** A key's first request in a new window: forget its windows before the previous one. */
+export async function forgetOldWindows(db: Kysely<any>, key: string, before: number): Promise<void> {
+  await db.deleteFrom('rate_counters').where('key', '=', key).where('window_start', '<', before).execute();
+}
+
+/**
+ * Take a refused request's counts back and block each tripped key unless a
+ * block already runs (its retry neither shortens nor extends the block);
+ * returns the latest end of the tripped keys' blocks. One key per decrement:
+ * a statement never holds one counter while waiting for another, so this
+ * cannot deadlock with a concurrent (sorted) multi-row count.
+ */
+export async function refuse(db: Kysely<any>, counted: readonly CounterKey[], tripped: ReadonlyArray<{ key: string; until: number }>, now: number): Promise<number> {
+  for (const k of counted) {
+    await db.updateTable('rate_counters').set((eb) => ({ count: eb('count', '-', 1) }))
+      .where('key', '=', k.key).where('window_start', '=', k.start).execute();
+  }
+  await db.insertInto('rate_blocks').values(tripped.map((t) => ({ key: t.key, until: t.until })))
+    .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ until: eb.ref('excluded.until') })).where('rate_blocks.until', '<=', now))
+    .execute();
+  return activeBlock(db, tripped.map((t) => t.key), now - 1);
+}
+
+/** Forget counters older than `before` and blocks that have ended; returns how many rows went. */
+export async function sweepRateLimits(db: Kysely<any>, before: number, now: number): Promise<number> {
+  const c = await db.deleteFrom('rate_counters').where('window_start', '<', before).executeTakeFirst();
+  const b = await db.deleteFrom('rate_blocks').where('until', '<=', now).executeTakeFirst();
+  return Number(c.numDeletedRows) + Number(b.numDeletedRows);
+}
