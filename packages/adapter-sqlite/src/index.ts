@@ -48,7 +48,7 @@ export const sqliteDialectSupport: DialectSupport = {
         return v;
     }
   },
-  jsonObject: (fields) => (fields.length <= MAX_JSON_KEYS ? sql<string>`json_object(${sql.join(fields.map(jsonEntry))})` : undefined),
+  jsonObject: (fields, table) => (fields.length <= MAX_JSON_KEYS ? sql<string>`json_object(${sql.join(fields.map((f) => jsonEntry(f, table)))})` : undefined),
   // Unicode-aware lower case, registered on the connection (SQLite's lower() folds ASCII only).
   fold: (e: Expression<unknown>) => sql<string>`pm_fold(${e})`,
   capabilities: { forUpdate: false, multiProcess: false },
@@ -67,9 +67,15 @@ const LAST_ISO_MS = 253402300799999;
  * JSON.stringify prints the decoded value. SQLite's own number text differs
  * from JavaScript's (`2.0`, `1.0e+21`), so reals that are whole numbers print
  * as integers and the rest go through pm_json_number (JavaScript's printer);
- * instants outside datetime()'s exact range go through pm_iso.
+ * instants outside datetime()'s exact range go through pm_iso; a relation's
+ * ids come from one indexed subquery on `links` per row.
  */
-function jsonEntry(f: JsonColumn) {
+function jsonEntry(f: JsonColumn, table: string) {
+  if (f.links !== undefined) {
+    // The relation's ids in link order; json() keeps the array JSON across the subquery boundary.
+    const ids = sql`(select json_group_array(l.related_id order by l.created_at, l.related_id) from links as l where l.kind = ${sql.lit(f.links)} and l.parent_id = ${sql.ref(`${table}.id`)})`;
+    return sql`${sql.lit(f.name)}, json(${ids})`;
+  }
   const c = sql.ref(f.column);
   let value;
   switch (f.kind) {

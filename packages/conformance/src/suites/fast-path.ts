@@ -49,5 +49,36 @@ export function fastPathSuite(factory: StoreFactory): void {
         expect(JSON.stringify(t)).toBe(one.body);
       }
     });
+
+    it('relation id arrays: the database lists them in link order (created_at, then id), as the rows path does', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Relations' });
+      const labels: string[] = [];
+      for (const name of ['rel-c', 'rel-a', 'rel-b', 'rel-d']) {
+        const r = await h.post('/labels', { name });
+        expect(r.status, JSON.stringify(r.body)).toBe(201);
+        labels.push(r.body.id);
+      }
+      const [first, ...rest] = labels;
+      const sameInstant = [...rest].sort();
+      // Three labels linked in one instant (ordered by id), then one more later (last, whatever its id).
+      const t = await h.post('/tasks', { projectId: p.id, name: 'linked', labels: rest, assignees: [h.a.regular.id, h.a.owner.id] });
+      expect(t.status, JSON.stringify(t.body)).toBe(201);
+      h.clock.advance(1000);
+      expect((await h.post(`/tasks/${t.body.id}/labels`, { ids: [first] })).status).toBe(200);
+      await h.post('/tasks', { projectId: p.id, name: 'bare' });
+      const twin = await rowsTwin(h);
+      for (const url of [`/tasks?projectId=${p.id}`, `/tasks?projectId=${p.id}&fields[tasks]=labels`, `/tasks?projectId=${p.id}&fields[tasks]=name`]) {
+        const { fast, rows, tookFastPath } = await bothPaths(h, twin, url, h.a.owner.token);
+        expect(fast.status).toBe(200);
+        expect(fast.body).toBe(rows.body);
+        expect(tookFastPath).toBe(!!h.store.dialect.jsonObject);
+      }
+      const data = JSON.parse((await bothPaths(h, twin, `/tasks?projectId=${p.id}`, h.a.owner.token)).fast.body!).data as any[];
+      const linked = data.find((x) => x.name === 'linked');
+      expect(linked.labels).toEqual([...sameInstant, first]);
+      expect(linked.assignees).toEqual([h.a.owner.id, h.a.regular.id].sort());
+      expect(data.find((x) => x.name === 'bare').labels).toEqual([]);
+    });
   });
 }

@@ -58,6 +58,8 @@ export type Outcome =
   | {
     kind: 'record';
     record: Record<string, unknown>;
+    /** The record as JSON text, when the database built it (the read fast path); `record` is then empty. */
+    json?: string;
     /** The operation created the record. */
     created?: boolean;
     /** Fields this answer alone carries (a once-only secret): never in a replay, so never stored. */
@@ -72,6 +74,7 @@ export function v3(outcome: Outcome): OpResult {
       return v3Page(outcome.page);
     case 'record': {
       const status = outcome.created ? 201 : 200;
+      if (outcome.json !== undefined) return { status, text: outcome.json };
       if (!outcome.revealed) return { status, body: outcome.record };
       return { status, body: { ...outcome.record, ...outcome.revealed }, replay: { status, body: outcome.record } };
     }

@@ -6,6 +6,15 @@ import type { ProjectAccessView, ReadContext } from './context';
 /** Most projects a workspace-wide list may span (spec "Limits"). */
 export const ACCESSIBLE_PROJECTS_MAX = 1000;
 
+/** The fields of a record that {@link ProjectAccess.assertRecord} reads (a read that needs nothing else selects only these). */
+export function accessFields(res: Resource): string[] {
+  const out = ['id'];
+  if (res.ownedBy) out.push(res.ownedBy);
+  if (res.projectContainer) out.push('ownerId', 'accessType');
+  else if (res.projectField) out.push(res.projectField);
+  return out;
+}
+
 /**
  * Who may open which project (spec: project_access_denied,
  * accessible_project_ids_exceeded; rules in docs/not-shown.md):

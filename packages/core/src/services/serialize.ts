@@ -151,9 +151,9 @@ export async function materialize(ctx: ReadContext, res: Resource, recs: Rec[], 
 /**
  * The read fast path: when nothing is expanded and no hook computes a field,
  * a page's JSON is built by the database (`DialectSupport.jsonObject`) from
- * the v3 shape and only the relation id arrays are spliced in here. Answers
- * the columns to ask for, or undefined when the page must be built from
- * records (the one path every store has; both give the same bytes).
+ * the v3 shape: the selected columns and relation id arrays, in v3Shape
+ * order. Answers the keys to ask for, or undefined when the page must be
+ * built from records (the one path every store has; both give the same bytes).
  */
 export function jsonShape(res: Resource, expand: ExpandNode, fields: Map<string, Set<string>>): JsonColumn[] | undefined {
   if (expand.children.size > 0 || res.hooks?.present) return undefined;
@@ -161,30 +161,15 @@ export function jsonShape(res: Resource, expand: ExpandNode, fields: Map<string,
   const select = fields.get(res.path);
   const out: JsonColumn[] = [];
   for (const o of v3Shape(res)) {
-    if (o.source !== 'column' || (select && o.name !== 'id' && !select.has(o.name))) continue;
-    out.push({ name: o.name, column: o.column, kind: o.kind });
+    if (select && o.name !== 'id' && !select.has(o.name)) continue;
+    out.push(o.source === 'column' ? { name: o.name, column: o.column, kind: o.kind } : { name: o.name, links: `${res.name}.${o.relation}` });
   }
   return out;
 }
 
-/** The `data` array of a page as JSON text: each row's database-built object with the selected relation id arrays appended (v3Shape puts them last). */
-export async function jsonRows(ctx: ReadContext, res: Resource, rows: readonly JsonRow[], fields: Map<string, Set<string>>): Promise<string> {
-  const select = fields.get(res.path);
-  const relations = Object.entries(res.relationFields).filter(([field]) => !select || select.has(field));
-  if (relations.length === 0 || rows.length === 0) return `[${rows.map((r) => r.json).join(',')}]`;
-  const kinds = relations.map(([, rel]) => `${res.name}.${rel}`);
-  const links = await ctx.repo.linksFor(kinds, rows.map((r) => r.id));
-  const keys = relations.map(([field]) => `,${JSON.stringify(field)}:`);
-  const byKind = kinds.map((k) => links.get(k)!);
+/** The `data` array of a page as JSON text: the database-built objects, joined. */
+export function jsonRows(rows: readonly JsonRow[]): string {
   let out = '[';
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i]!;
-    let s = r.json.slice(0, -1);
-    for (let k = 0; k < keys.length; k++) {
-      const ids = byKind[k]!.get(r.id);
-      s += keys[k]! + (ids ? JSON.stringify(ids) : '[]');
-    }
-    out += (i === 0 ? '' : ',') + s + '}';
-  }
-  return out + ']';
+  for (let i = 0; i < rows.length; i++) out += (i === 0 ? rows[i]!.json : `,${rows[i]!.json}`);
+  return `${out}]`;
 }

@@ -22,7 +22,7 @@ export interface DialectSupport {
    * columns inline. Answers undefined for a shape it cannot build (the caller
    * then reads rows); a store without it always reads rows.
    */
-  jsonObject?(fields: readonly JsonColumn[]): RawBuilder<string> | undefined;
+  jsonObject?(fields: readonly JsonColumn[], table: string): RawBuilder<string> | undefined;
   /** One case rule for `contains` and `startsWith` on both databases. */
   fold(expr: Expression<unknown>): RawBuilder<string>;
   readonly capabilities: {
@@ -45,12 +45,15 @@ export interface DialectSupport {
   tryLock?(trx: Kysely<any>, name: string): Promise<boolean>;
 }
 
-/** One key of a JSON row: its response name, its column and how the column is stored. */
-export interface JsonColumn {
-  name: string;
-  column: string;
-  kind: StorageKind;
-}
+/**
+ * One key of a JSON row: its response name and where its value lives — a
+ * column of the row (and how the column is stored), or the ids a
+ * many-to-many relation links the row to (`links`: the link kind), as a JSON
+ * array in link order (created_at, then related id).
+ */
+export type JsonColumn =
+  | { name: string; column: string; kind: StorageKind; links?: undefined }
+  | { name: string; links: string };
 
 /** An opened database the core can work on. Adapters return one. */
 export interface SqlStore {

@@ -184,25 +184,58 @@ export class Repo {
    * value (for the next cursor). Undefined where the store cannot build it.
    */
   async listJson(plan: ListPlan, teamId: string, take: number, fields: readonly JsonColumn[]): Promise<JsonRow[] | undefined> {
-    if (!this.dialect.jsonObject) return undefined;
-    const { column, kind } = plan.sort;
-    const shape = fields.map((f) => f.name).join(',');
-    let byShape = jsonShapes.get(plan.resource);
-    if (!byShape) jsonShapes.set(plan.resource, (byShape = new Map()));
-    let json = byShape.get(`${this.dialect.name}|${shape}`);
-    if (json === undefined) {
-      json = this.dialect.jsonObject(fields) ?? null;
-      if (byShape.size < 200) byShape.set(`${this.dialect.name}|${shape}`, json);
-    }
+    const json = this.jsonOf(plan.resource, fields);
     if (!json) return undefined;
-    const { rows } = await this.runPage<{ id: string; __sort: unknown; __json: string }>(plan, teamId, take, `json:${shape}`, (q) =>
-      q.select(['id', sql.ref(column).as('__sort'), json.as('__json')]));
+    const { column, kind } = plan.sort;
+    const { rows } = await this.runPage<{ id: string; __sort: unknown; __json: string }>(plan, teamId, take, `json:${json.key}`, (q) =>
+      q.select(['id', sql.ref(column).as('__sort'), json.expr.as('__json')]));
     const out: JsonRow[] = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i]!;
       out[i] = { id: r.id, sort: r.__sort === null || r.__sort === undefined ? null : this.dialect.decode(kind, r.__sort), json: r.__json };
     }
     return out;
+  }
+
+  /**
+   * One live row by id as its response JSON built by the database, beside
+   * the fields `keep` names (decoded: what access checks read). `null` where
+   * the store cannot build it (the caller reads the row instead); undefined
+   * when there is no such row.
+   */
+  async getJson(res: Resource, teamId: string, id: string, fields: readonly JsonColumn[], keep: readonly string[]): Promise<{ rec: Rec; json: string } | undefined | null> {
+    const json = this.jsonOf(res, fields);
+    if (!json) return null;
+    if (!res.isId(id)) return undefined;
+    const cols = keep.map((k) => res.columns.find((c) => c.key === k)!);
+    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `getjson:${res.table}#${resourceKey(res)}:${keep.join(',')}:${json.key}`, [id, teamId, ...fixedValues(res)], () => {
+      let q = fixed(res, this.db.selectFrom(res.table).select([...cols.map((c) => sql.ref(c.column).as(c.key)), json.expr.as('__json')])
+        .where('id', '=', id).where('team_id', '=', teamId));
+      if (res.softDelete) q = q.where('purge_at', 'is', null);
+      return q;
+    });
+    const row = r.rows[0];
+    if (!row) return undefined;
+    const rec: Record<string, unknown> = {};
+    for (const c of cols) {
+      const v = row[c.key];
+      rec[c.key] = v === null || v === undefined || c.kind === 'text' ? v ?? null : this.dialect.decode(c.kind, v);
+    }
+    return { rec: rec as Rec, json: row.__json as string };
+  }
+
+  /** The json_object expression of a row shape (built once per resource, dialect and keys), or undefined where the store cannot build it. */
+  private jsonOf(res: Resource, fields: readonly JsonColumn[]): { key: string; expr: RawBuilder<string> } | undefined {
+    if (!this.dialect.jsonObject) return undefined;
+    const key = fields.map((f) => f.name).join(',');
+    let byShape = jsonShapes.get(res);
+    if (!byShape) jsonShapes.set(res, (byShape = new Map()));
+    let expr = byShape.get(`${this.dialect.name}|${key}`);
+    if (expr === undefined) {
+      expr = this.dialect.jsonObject(fields, res.table) ?? null;
+      if (byShape.size < 200) byShape.set(`${this.dialect.name}|${key}`, expr);
+    }
+    return expr ? { key, expr } : undefined;
   }
 
   /**
