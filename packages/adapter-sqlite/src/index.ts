@@ -48,6 +48,7 @@ export const sqliteDialectSupport: DialectSupport = {
         return v;
     }
   },
+  linkIds: (kind, parentId) => linkIds(kind, parentId),
   jsonObject: (fields, table) => (fields.length <= MAX_JSON_KEYS ? sql<string>`json_object(${sql.join(fields.map((f) => jsonEntry(f, table)))})` : undefined),
   // Unicode-aware lower case, registered on the connection (SQLite's lower() folds ASCII only).
   fold: (e: Expression<unknown>) => sql<string>`pm_fold(${e})`,
@@ -71,11 +72,8 @@ const LAST_ISO_MS = 253402300799999;
  * ids come from one indexed subquery on `links` per row.
  */
 function jsonEntry(f: JsonColumn, table: string) {
-  if (f.links !== undefined) {
-    // The relation's ids in link order; json() keeps the array JSON across the subquery boundary.
-    const ids = sql`(select json_group_array(l.related_id order by l.created_at, l.related_id) from links as l where l.kind = ${sql.lit(f.links)} and l.parent_id = ${sql.ref(`${table}.id`)})`;
-    return sql`${sql.lit(f.name)}, json(${ids})`;
-  }
+  // json() keeps the array JSON across the subquery boundary.
+  if (f.links !== undefined) return sql`${sql.lit(f.name)}, json(${linkIds(f.links, `${table}.id`)})`;
   const c = sql.ref(f.column);
   let value;
   switch (f.kind) {
@@ -96,6 +94,11 @@ function jsonEntry(f: JsonColumn, table: string) {
       value = c;
   }
   return sql`${sql.lit(f.name)}, ${value}`;
+}
+
+/** A row's ids of one relation, in link order, as JSON text (one indexed subquery). */
+function linkIds(kind: string, parentId: string) {
+  return sql`(select json_group_array(l.related_id order by l.created_at, l.related_id) from links as l where l.kind = ${sql.lit(kind)} and l.parent_id = ${sql.ref(parentId)})`;
 }
 
 /**

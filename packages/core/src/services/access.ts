@@ -1,5 +1,6 @@
 import { notFound, ProblemError } from '../errors/problem';
 import type { Rec, Resource } from '../resources/define-resource';
+import { LINKS } from '../sql/repo';
 import { countLiveProjects, openLiveProjectIds, openProjectIdsAmong } from '../sql/queries/projects';
 import type { ProjectAccessView, ReadContext } from './context';
 
@@ -45,8 +46,10 @@ export class ProjectAccess implements ProjectAccessView {
     const me = this.ctx.principal.memberId;
     let ok = project.ownerId === me || (!this.guest && (project.accessType === 'public' || project.accessType === 'workspace'));
     if (!ok) {
-      const links = await this.ctx.repo.linksOf('project.members', [project.id]);
-      ok = (links.get(project.id) ?? []).includes(me);
+      // A project read with its links carries its members already.
+      const carried = (project[LINKS] as Record<string, string[]> | undefined)?.['project.members'];
+      const members = carried ?? (await this.ctx.repo.linksOf('project.members', [project.id])).get(project.id) ?? [];
+      ok = members.includes(me);
     }
     this.memo.set(project.id, ok);
     return ok;

@@ -132,7 +132,7 @@ export class Engine {
       const nextCursor = hasMore && last ? cursorAfter(last.sort, last.id) : null;
       return { kind: 'page', page: { data: [], json, ...(await total()), limit: plan.limit, hasMore, nextCursor } };
     }
-    const { rows: page, hasMore } = takePage(await ctx.repo.list(plan, ctx.teamId, plan.limit + 1), plan.limit);
+    const { rows: page, hasMore } = takePage(await ctx.repo.list(plan, ctx.teamId, plan.limit + 1, { links: true }), plan.limit);
     const data = await this.present(ctx, res, page, plan.expand, plan.fields);
     const last = page[page.length - 1];
     const nextCursor = hasMore && last ? cursorAfter(last[plan.sort.field], last.id) : null;
@@ -150,7 +150,7 @@ export class Engine {
       await ctx.access.assertRecord(res, fast.rec);
       return { kind: 'record', record: {}, json: fast.json };
     }
-    const rec = await ctx.repo.get(res, ctx.teamId, id);
+    const rec = await ctx.repo.get(res, ctx.teamId, id, { links: true });
     if (!rec) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, rec);
     const [obj] = await this.present(ctx, res, [rec], expand, fields);
@@ -317,7 +317,7 @@ export class Engine {
     }
     await res.hooks?.afterUpdate?.(ctx, current, after);
     await followProject(ctx, res, current, after);
-    const stored = (await ctx.repo.get(res, ctx.teamId, id))!;
+    const stored = (await ctx.repo.get(res, ctx.teamId, id, { links: true }))!;
     const payload = await this.payloadOf(ctx, res, stored);
     this.event(ctx, res, 'updated', stored, payload);
     return { kind: 'record', record: await this.shown(ctx, res, stored, view, payload) };
@@ -377,7 +377,7 @@ export class Engine {
     if (current.purgeAt === null) return { kind: 'record', record: await this.shown(ctx, res, current, view) };
     await res.hooks?.beforeRestore?.(ctx, current);
     await ctx.repo.update(res, ctx.teamId, id, { purgeAt: null, deletedById: null, ...(await ctx.touch(current.updatedAt)) });
-    const stored = (await ctx.repo.get(res, ctx.teamId, id))!;
+    const stored = (await ctx.repo.get(res, ctx.teamId, id, { links: true }))!;
     const payload = await this.payloadOf(ctx, res, stored);
     this.event(ctx, res, 'restored', stored, payload);
     return { kind: 'record', record: await this.shown(ctx, res, stored, view, payload) };
@@ -409,7 +409,7 @@ export class Engine {
     let rec = current;
     if (changed.length) {
       await ctx.repo.update(res, ctx.teamId, id, { ...(await ctx.touch(current.updatedAt)) });
-      rec = (await ctx.repo.get(res, ctx.teamId, id))!;
+      rec = (await ctx.repo.get(res, ctx.teamId, id, { links: true }))!;
       this.membershipEvents(ctx, res, rec, relation, changed, change === 'add' ? 'added' : 'removed');
     }
     return { kind: 'record', record: await this.shown(ctx, res, rec, view) };

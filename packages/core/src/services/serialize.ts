@@ -7,7 +7,7 @@ import type { ExpandNode } from '../query/plan';
 import type { ReadContext } from './context';
 import { v3Shape } from '../presenters/v3';
 import type { JsonColumn } from '../sql/dialect';
-import type { JsonRow } from '../sql/repo';
+import { LINKS, type JsonRow } from '../sql/repo';
 
 /** Expand row budget per request (spec: value not shown; docs/not-shown.md). */
 export const EXPAND_ROW_BUDGET = 2000;
@@ -81,6 +81,13 @@ export function toResponse(res: Resource, rec: Rec, links: Map<string, Map<strin
   return out;
 }
 
+/** The relation ids of records, kind → id → ids: carried by the records when they were read with `links`, else one query. */
+function linksOfRecords(ctx: ReadContext, kinds: readonly string[], recs: readonly Rec[]): Promise<Map<string, Map<string, string[]>>> | Map<string, Map<string, string[]>> {
+  const carried = recs.map((r) => r[LINKS] as Record<string, string[]> | undefined);
+  if (recs.length === 0 || !carried.every((c) => c && kinds.every((k) => k in c))) return ctx.repo.linksFor(kinds, recs.map((r) => r.id));
+  return new Map(kinds.map((k) => [k, new Map(recs.map((r, i) => [r.id, carried[i]![k]!]))]));
+}
+
 /**
  * Serialise records and resolve `expand`, one query per hop over the
  * de-duplicated keys of the whole page (never a query per row), with workspace
@@ -89,7 +96,7 @@ export function toResponse(res: Resource, rec: Rec, links: Map<string, Map<strin
 export async function materialize(ctx: ReadContext, res: Resource, recs: Rec[], o: MaterializeOptions): Promise<Record<string, unknown>[]> {
   const ids = recs.map((r) => r.id);
   const kinds = Object.values(res.relationFields).map((rel) => `${res.name}.${rel}`);
-  const links = kinds.length ? await ctx.repo.linksFor(kinds, ids) : new Map<string, Map<string, string[]>>();
+  const links = kinds.length ? await linksOfRecords(ctx, kinds, recs) : new Map<string, Map<string, string[]>>();
   const select = o.fields.get(res.path);
   const outs = recs.map((r) => toResponse(res, r, links, select));
   const present = res.hooks?.present;
@@ -109,7 +116,7 @@ export async function materialize(ctx: ReadContext, res: Resource, recs: Rec[], 
       const keys = [...new Set(recs.map((r) => r[rel.field]).filter((v): v is string => typeof v === 'string'))];
       charge(keys.length);
       // Rows of projects the caller cannot open expand to null, like missing ones.
-      const found = await ctx.access.filterRecords(target, await ctx.repo.getMany(target, ctx.teamId, keys));
+      const found = await ctx.access.filterRecords(target, await ctx.repo.getMany(target, ctx.teamId, keys, undefined, { links: true }));
       const objs = await materialize(ctx, target, found, { ...o, expand: child });
       const byId = new Map(found.map((f, i) => [f.id, objs[i]!]));
       recs.forEach((r, i) => {
@@ -121,7 +128,7 @@ export async function materialize(ctx: ReadContext, res: Resource, recs: Rec[], 
       const linked = links.get(kind) ?? (await ctx.repo.linksOf(kind, ids));
       const keys = [...new Set([...linked.values()].flat())];
       charge(keys.length);
-      const found = await ctx.access.filterRecords(target, await ctx.repo.getMany(target, ctx.teamId, keys));
+      const found = await ctx.access.filterRecords(target, await ctx.repo.getMany(target, ctx.teamId, keys, undefined, { links: true }));
       const objs = await materialize(ctx, target, found, { ...o, expand: child });
       const byId = new Map(found.map((f, i) => [f.id, objs[i]!]));
       recs.forEach((r, i) => {

@@ -23,6 +23,12 @@ export interface DialectSupport {
    * then reads rows); a store without it always reads rows.
    */
   jsonObject?(fields: readonly JsonColumn[], table: string): RawBuilder<string> | undefined;
+  /**
+   * The ids a row's many-to-many relation of `kind` links it to, as one
+   * scalar subquery over `links` (`parentId` names the row's id column): a
+   * JSON array (text or parsed) in link order — created_at, then related id.
+   */
+  linkIds(kind: string, parentId: string): RawBuilder<unknown>;
   /** One case rule for `contains` and `startsWith` on both databases. */
   fold(expr: Expression<unknown>): RawBuilder<string>;
   readonly capabilities: {

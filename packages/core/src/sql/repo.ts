@@ -5,6 +5,14 @@ import type { DialectSupport, JsonColumn } from './dialect';
 import type { Condition, ListPlan } from './plan';
 import { compileMapper, type MapperMode } from '../codegen/mapper';
 
+/** The key under which a record read with `links` carries its relations' ids: `{ [kind]: ids }`, kind = `{resource}.{relation}`. */
+export const LINKS = '@links';
+
+function hasLinks(res: Resource): boolean {
+  for (const _ in res.relationFields) return true;
+  return false;
+}
+
 /** A list row as JSON text, with what paging needs beside it. */
 export interface JsonRow {
   id: string;
@@ -81,19 +89,48 @@ export class Repo {
   }
 
   /** One row by id. Trashed rows only with `includeTrashed`; `lock` takes a row lock where the dialect has them. */
-  async get(res: Resource, teamId: string, id: string, opts: { includeTrashed?: boolean; lock?: boolean } = {}): Promise<Rec | undefined> {
+  async get(res: Resource, teamId: string, id: string, opts: { includeTrashed?: boolean; lock?: boolean; links?: boolean } = {}): Promise<Rec | undefined> {
     // A string no id can be (a path segment like `%00`) is simply not found: no statement runs.
     if (!res.isId(id)) return undefined;
     const live = res.softDelete && !opts.includeTrashed;
     const lock = !!opts.lock && this.dialect.capabilities.forUpdate;
-    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `get:${res.table}:${live}:${lock}`, [id, teamId, ...fixedValues(res)], () => {
-      let q = fixed(res, this.db.selectFrom(res.table).selectAll().where('id', '=', id).where('team_id', '=', teamId));
+    const links = !!opts.links && hasLinks(res);
+    const key = `get:${res.table}#${resourceKey(res)}:${live}:${lock}:${links}`;
+    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, key, [id, teamId, ...fixedValues(res)], () => {
+      let q = fixed(res, this.withLinks(res, this.db.selectFrom(res.table).selectAll(), links).where('id', '=', id).where('team_id', '=', teamId));
       if (live) q = q.where('purge_at', 'is', null);
       if (lock) q = q.forUpdate();
       return q;
     });
     const row = r.rows[0];
-    return row ? this.decode(res, row) : undefined;
+    return row ? this.decodeLinked(res, row, links) : undefined;
+  }
+
+  /**
+   * Select a resource's relation ids with its rows (one scalar subquery per
+   * relation, `DialectSupport.linkIds`): a read that will show the rows then
+   * needs no separate links statement. The decoded record carries them under
+   * {@link LINKS}, kind → ids.
+   */
+  private withLinks<Q extends SelectQueryBuilder<any, any, any>>(res: Resource, q: Q, links: boolean): Q {
+    if (!links) return q;
+    const table = res.table;
+    return Object.values(res.relationFields).reduce(
+      (acc, rel, i) => acc.select(this.dialect.linkIds(`${res.name}.${rel}`, `${table}.id`).as(`__l${i}`)) as Q, q);
+  }
+
+  private decodeLinked(res: Resource, row: Record<string, unknown>, links: boolean): Rec {
+    const rec = this.decode(res, row);
+    if (links) {
+      const byKind: Record<string, string[]> = {};
+      let i = 0;
+      for (const rel of Object.values(res.relationFields)) {
+        const v = row[`__l${i++}`];
+        byKind[`${res.name}.${rel}`] = (typeof v === 'string' ? JSON.parse(v) : v ?? []) as string[];
+      }
+      (rec as Record<string, unknown>)[LINKS] = byKind;
+    }
+    return rec;
   }
 
   /** Hold a row lock on `table.id` until the transaction ends (a no-op where writers are serialised). */
@@ -103,19 +140,20 @@ export class Repo {
   }
 
   /** Live rows with these ids (order not kept). */
-  async getMany(res: Resource, teamId: string, ids: readonly string[], extra?: Condition[]): Promise<Rec[]> {
+  async getMany(res: Resource, teamId: string, ids: readonly string[], extra?: Condition[], opts: { links?: boolean } = {}): Promise<Rec[]> {
     if (ids.length > CHUNK) {
       const out: Rec[] = [];
-      for (let i = 0; i < ids.length; i += CHUNK) out.push(...(await this.getMany(res, teamId, ids.slice(i, i + CHUNK), extra)));
+      for (let i = 0; i < ids.length; i += CHUNK) out.push(...(await this.getMany(res, teamId, ids.slice(i, i + CHUNK), extra, opts)));
       return out;
     }
     ids = ids.filter((id) => res.isId(id));
     if (ids.length === 0) return [];
-    let q = fixed(res, this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId).where('id', 'in', ids as string[]));
+    const links = !!opts.links && hasLinks(res);
+    let q = fixed(res, this.withLinks(res, this.db.selectFrom(res.table).selectAll(), links).where('team_id', '=', teamId).where('id', 'in', ids as string[]));
     if (res.softDelete) q = q.where('purge_at', 'is', null);
     if (extra?.length) q = q.where((eb) => eb.and(extra.map((c) => this.condition(eb, c))));
     const rows = await q.execute();
-    return rows.map((r) => this.decode(res, r));
+    return rows.map((r) => this.decodeLinked(res, r, links));
   }
 
   /** Live rows whose `column` is one of `values`. */
@@ -173,9 +211,11 @@ export class Repo {
   }
 
   /** A page of rows for a list plan: keyset after the boundary, one extra row to tell hasMore. */
-  async list(plan: ListPlan, teamId: string, take: number): Promise<Rec[]> {
-    const { rows } = await this.runPage<Record<string, unknown>>(plan, teamId, take, '*', (q) => q.selectAll());
-    return rows.map((r) => this.decode(plan.resource, r));
+  async list(plan: ListPlan, teamId: string, take: number, opts: { links?: boolean } = {}): Promise<Rec[]> {
+    const res = plan.resource;
+    const links = !!opts.links && hasLinks(res);
+    const { rows } = await this.runPage<Record<string, unknown>>(plan, teamId, take, links ? '*+links' : '*', (q) => this.withLinks(res, q.selectAll(), links));
+    return rows.map((r) => this.decodeLinked(res, r, links));
   }
 
   /**

@@ -49,6 +49,8 @@ export interface StoredResource {
   readonly fields: Record<string, StoredField>;
   /** Column values every row of the resource holds (a table shared with other kinds of rows). */
   readonly fixed?: Readonly<Record<string, string>>;
+  /** Response field → many-to-many relation name (the relations a read may carry, see Repo `links`). */
+  readonly relationFields: Readonly<Record<string, string>>;
   /** Could this string be an id of this resource? */
   isId(id: string): boolean;
 }
