@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { harness, type Harness, type Reply, type StoreFactory } from '../kit';
-import { harnessPerDescribe } from './shared';
+import { during, harnessPerDescribe, ofType } from './shared';
 
 /** Assert a 2xx status (showing the body when it is not) and return the body. */
 function ok(r: Reply, status = 200): any {
@@ -49,6 +49,35 @@ export function tasksSuite(factory: StoreFactory): void {
   async function statusesOf(h: Harness, projectId: string): Promise<any[]> {
     return ok(await h.get(`/statuses?projectId=${projectId}&limit=200`)).data;
   }
+
+  describe(`[${factory.name}] v3 Task: a PATCH answers the row as stored (spec "Standard operations": update returns the resource)`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('plain, relation-changing and project-moving updates: the answer and the task.updated payload equal a fresh GET', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Stored rows' });
+      const q = await h.project({ name: 'Stored rows, elsewhere' });
+      const label = ok(await h.post('/labels', { name: 'stored-row-label' }), 201);
+      const t = ok(await h.post('/tasks', { projectId: p.id, name: 'parent', assignees: [h.a.owner.id] }), 201);
+      ok(await h.post('/tasks', { projectId: p.id, name: 'child', parentTaskId: t.id }), 201);
+      const patches: Record<string, unknown>[] = [
+        { name: 'renamed' },
+        { labels: [label.id], assignees: [h.a.regular.id, h.a.owner.id] },
+        { projectId: q.id },
+        { description: 'after the move', expectedUpdatedAt: null },
+      ];
+      for (const body of patches) {
+        h.clock.advance(1000);
+        if ('expectedUpdatedAt' in body) body.expectedUpdatedAt = (await getTask(h, t.id)).updatedAt;
+        const { result, events } = await during(h, () => h.patch(`/tasks/${t.id}`, body));
+        const answer = ok(result);
+        const fresh = await getTask(h, t.id);
+        expect(answer, JSON.stringify(body)).toEqual(fresh);
+        const [updated] = ofType(events, 'task.updated', t.id);
+        expect(updated.payload.task, JSON.stringify(body)).toEqual(fresh);
+      }
+    });
+  });
 
   describe(`[${factory.name}] v3 Task: name (1-1024 after trimming, promotional content)`, () => {
     const H = harnessPerDescribe(factory);

@@ -303,8 +303,9 @@ export class Engine {
     const stamp = await ctx.touch(current.updatedAt);
     const now = stamp.updatedAt;
     const values = { ...patch, ...stamp };
-    const ok = await ctx.repo.update(res, ctx.teamId, id, values, current.updatedAt);
-    if (!ok) throw new ProblemError('stale_write', `${res.name} ${id} changed while this update ran`);
+    const written = await ctx.repo.updateReturning(res, ctx.teamId, id, values, current.updatedAt);
+    if (!written) throw new ProblemError('stale_write', `${res.name} ${id} changed while this update ran`);
+    const writes = ctx.repo.writes;
     const after = { ...current, ...values } as Rec;
     for (const [relation, ids] of Object.entries(relations)) {
       const kind = `${res.name}.${relation}`;
@@ -317,7 +318,8 @@ export class Engine {
     }
     await res.hooks?.afterUpdate?.(ctx, current, after);
     await followProject(ctx, res, current, after);
-    const stored = (await ctx.repo.get(res, ctx.teamId, id, { links: true }))!;
+    // The row as the update stored it, unless anything was written since (links, hooks, dependants): then read it again.
+    const stored = ctx.repo.writes === writes ? written : (await ctx.repo.get(res, ctx.teamId, id, { links: true }))!;
     const payload = await this.payloadOf(ctx, res, stored);
     this.event(ctx, res, 'updated', stored, payload);
     return { kind: 'record', record: await this.shown(ctx, res, stored, view, payload) };

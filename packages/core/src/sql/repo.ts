@@ -54,6 +54,13 @@ export function compileDecoder(res: Resource, d: DialectSupport, mode?: MapperMo
  * for every dialect. Every method is scoped to one workspace (`teamId`).
  */
 export class Repo {
+  /**
+   * How many statements this repository ran that change rows (inserts,
+   * updates, deletes, links): a caller that keeps a row it just wrote can
+   * tell whether anything was written since, and read it again only then.
+   */
+  writes = 0;
+
   constructor(
     readonly db: Kysely<any>,
     readonly dialect: DialectSupport,
@@ -84,6 +91,7 @@ export class Repo {
   async insert(res: Resource, teamId: string, rec: Record<string, unknown>): Promise<void> {
     const values = { ...this.encodeValues(res, rec), team_id: teamId, ...res.fixed };
     const cols = Object.keys(values);
+    this.writes++;
     await runCached(this.db, this.dialect.name, `insert:${res.table}:${cols.join(',')}`, Object.values(values), () =>
       this.db.insertInto(res.table).values(values));
   }
@@ -203,6 +211,7 @@ export class Repo {
   /** Add `by` to an integer field of one row and return the new value (one atomic statement); undefined when no such row. */
   async increment(res: Resource, teamId: string, id: string, field: string, by = 1): Promise<number | undefined> {
     const column = res.columnOf[field]!;
+    this.writes++;
     const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `increment:${res.table}:${column}`, [by, id, teamId], () =>
       this.db.updateTable(res.table).set((eb) => ({ [column]: eb(column, '+', by) }))
         .where('id', '=', id).where('team_id', '=', teamId).returning(column));
@@ -396,6 +405,7 @@ export class Repo {
     const set = this.encodeValues(res, values);
     const guard = guardUpdatedAt === undefined ? undefined : this.dialect.encode('timestamp', guardUpdatedAt);
     const params = [...Object.values(set), id, teamId, ...(guard === undefined ? [] : [guard])];
+    this.writes++;
     const r = await runCached(this.db, this.dialect.name, `update:${res.table}:${Object.keys(set).join(',')}:${guard !== undefined}`, params, () => {
       let q = this.db.updateTable(res.table).set(set).where('id', '=', id).where('team_id', '=', teamId);
       if (guard !== undefined) q = q.where('updated_at', '=', guard);
@@ -404,10 +414,37 @@ export class Repo {
     return Number(r.numAffectedRows ?? 0) > 0;
   }
 
+  /**
+   * {@link update}, answering the row as stored afterwards, with its
+   * relations' ids (as a `links` read carries them); undefined when no row
+   * changed. Saves reading the row back.
+   */
+  async updateReturning(res: Resource, teamId: string, id: string, values: Record<string, unknown>, guardUpdatedAt?: number): Promise<Rec | undefined> {
+    const set = this.encodeValues(res, values);
+    const guard = guardUpdatedAt === undefined ? undefined : this.dialect.encode('timestamp', guardUpdatedAt);
+    const params = [...Object.values(set), id, teamId, ...(guard === undefined ? [] : [guard])];
+    const links = hasLinks(res);
+    this.writes++;
+    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `update-returning:${res.table}#${resourceKey(res)}:${Object.keys(set).join(',')}:${guard !== undefined}`, params, () => {
+      let q = this.db.updateTable(res.table).set(set).where('id', '=', id).where('team_id', '=', teamId);
+      if (guard !== undefined) q = q.where('updated_at', '=', guard);
+      let ret = q.returningAll();
+      if (links) {
+        Object.values(res.relationFields).forEach((rel, i) => {
+          ret = ret.returning(this.dialect.linkIds(`${res.name}.${rel}`, `${res.table}.id`).as(`__l${i}`)) as typeof ret;
+        });
+      }
+      return ret;
+    });
+    const row = r.rows[0];
+    return row ? this.decodeLinked(res, row, links) : undefined;
+  }
+
   async destroy(res: Resource, teamId: string, ids: readonly string[]): Promise<void> {
     for (let i = CHUNK; i < ids.length; i += CHUNK) await this.destroy(res, teamId, ids.slice(i, i + CHUNK));
     if (ids.length > CHUNK) ids = ids.slice(0, CHUNK);
     if (ids.length === 0) return;
+    this.writes++;
     await this.db.deleteFrom(res.table).where('team_id', '=', teamId).where('id', 'in', ids as string[]).execute();
   }
 
@@ -469,6 +506,7 @@ export class Repo {
     const fresh = [...new Set(ids)].filter((i) => !existing.has(i));
     if (fresh.length === 0) return [];
     const ts = this.dialect.encode('timestamp', now);
+    this.writes++;
     await this.db.insertInto('links')
       .values(fresh.map((related_id) => ({ kind, parent_id: parentId, related_id, team_id: teamId, created_at: ts })))
       .onConflict((oc) => oc.doNothing())
@@ -482,6 +520,7 @@ export class Repo {
     const existing = new Set((await this.linksOf(kind, [parentId])).get(parentId) ?? []);
     const gone = [...new Set(ids)].filter((i) => existing.has(i));
     if (gone.length === 0) return [];
+    this.writes++;
     await this.db.deleteFrom('links').where('kind', '=', kind).where('parent_id', '=', parentId).where('related_id', 'in', gone).execute();
     return gone;
   }
@@ -489,6 +528,7 @@ export class Repo {
   /** Drop every link of these parents (any relation whose kind starts with `kindPrefix`), or pointing at `relatedIds`. */
   async dropLinks(opts: { kinds: string[]; parentIds?: readonly string[]; relatedIds?: readonly string[] }): Promise<void> {
     if (opts.kinds.length === 0) return;
+    this.writes++;
     if (opts.parentIds?.length) {
       await this.db.deleteFrom('links').where('kind', 'in', opts.kinds).where('parent_id', 'in', opts.parentIds as string[]).execute();
     }
