@@ -15,7 +15,7 @@ import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
 import { OversizedArray } from '../http/body';
 import { destroyDependants, followProject, newRecord } from './records';
-import { materialize, toResponse, assertExpandReadable, jsonShape, jsonRows, EXPAND_ROW_BUDGET } from './serialize';
+import { materialize, toResponse, assertExpandReadable, jsonShape, jsonPagePlan, EXPAND_ROW_BUDGET } from './serialize';
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
 import type { EngineConfig } from './config';
 import { ProjectAccess, accessFields } from './access';
@@ -123,11 +123,11 @@ export class Engine {
       { teamId: ctx.teamId, now: ctx.now, cursorSecret: this.config.cursorSecret, binding: parsed.filterKey }, parsed.sortKey, sort ?? null, id);
     const total = async () => (plan.includeTotal ? { total: await ctx.repo.count(plan, ctx.teamId) } : {});
     // The fast path: the database builds each row's JSON (same bytes as below).
-    const shape = jsonShape(res, plan.expand, plan.fields);
-    const fast = shape && (await ctx.repo.listJson(plan, ctx.teamId, plan.limit + 1, shape));
-    if (fast) {
+    const fastPlan = jsonPagePlan(ctx.registry, res, plan.expand, plan.fields);
+    const fast = fastPlan && (await ctx.repo.listJson(plan, ctx.teamId, plan.limit + 1, fastPlan.columns, fastPlan.extras));
+    if (fastPlan && fast) {
       const { rows: page, hasMore } = takePage(fast, plan.limit);
-      const json = jsonRows(page);
+      const json = await fastPlan.print(ctx, page);
       const last = page[page.length - 1];
       const nextCursor = hasMore && last ? cursorAfter(last.sort, last.id) : null;
       return { kind: 'page', page: { data: [], json, ...(await total()), limit: plan.limit, hasMore, nextCursor } };

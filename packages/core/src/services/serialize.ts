@@ -7,7 +7,8 @@ import type { ExpandNode } from '../query/plan';
 import type { ReadContext } from './context';
 import { v3Shape } from '../presenters/v3';
 import type { JsonColumn } from '../sql/dialect';
-import { LINKS, type JsonRow } from '../sql/repo';
+import { LINKS, type JsonExtra, type JsonRow } from '../sql/repo';
+import { accessFields } from './access';
 
 /** Expand row budget per request (spec: value not shown; docs/not-shown.md). */
 export const EXPAND_ROW_BUDGET = 2000;
@@ -179,4 +180,98 @@ export function jsonRows(rows: readonly JsonRow[]): string {
   let out = '[';
   for (let i = 0; i < rows.length; i++) out += (i === 0 ? rows[i]!.json : `,${rows[i]!.json}`);
   return `${out}]`;
+}
+
+/** One key a fast-path page appends to each row's database-built columns: a relation's ids, or an expanded relation. */
+type TailKey = { name: string; extra: number; hop?: number; one?: boolean };
+
+/** How a page is built on the fast path: the columns in the row's JSON, what is selected beside it, and how the rest is appended. */
+export interface JsonPagePlan {
+  columns: JsonColumn[];
+  extras: JsonExtra[];
+  /** Print the page's `data` array (expanding, where asked, one query per hop). */
+  print(ctx: ReadContext, rows: readonly JsonRow[]): Promise<string> | string;
+}
+
+/**
+ * The read fast path for a page: undefined where it must be built from
+ * records. Without expand, every shown field (relation ids included) is in
+ * the database-built object. With expand one level deep over `one` and
+ * `many` relations (no computed fields anywhere), the object holds the
+ * columns; relation ids and the related rows' database-built objects are
+ * appended here in the order the rows path gives them, with the same row
+ * budget and access filtering, one query per hop.
+ */
+export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, expand: ExpandNode, fields: Map<string, Set<string>>): JsonPagePlan | undefined {
+  if (expand.children.size === 0) {
+    const columns = jsonShape(res, expand, fields);
+    return columns && { columns, extras: [], print: (_ctx, rows) => jsonRows(rows) };
+  }
+  if (res.hooks?.present) return undefined;
+  const select = fields.get(res.path);
+  const columns: JsonColumn[] = [];
+  const extras: JsonExtra[] = [];
+  const tail: TailKey[] = [];
+  for (const o of v3Shape(res)) {
+    if (select && o.name !== 'id' && !select.has(o.name)) continue;
+    if (o.source === 'column') columns.push({ name: o.name, column: o.column, kind: o.kind });
+    else tail.push({ name: o.name, extra: extras.push({ links: `${res.name}.${o.relation}` }) - 1 });
+  }
+  const hops: Array<{ name: string; target: Resource; shape: JsonColumn[]; extra: number; one: boolean }> = [];
+  for (const [name, child] of expand.children) {
+    const rel = res.expand[name]!;
+    if (child.children.size > 0 || (rel.kind !== 'one' && rel.kind !== 'many') || columns.some((c) => c.name === name)) return undefined;
+    const target = registry.get(rel.target);
+    if (target.hooks?.present) return undefined;
+    const shape = jsonShape(target, { children: new Map() }, new Map(fields.has(target.path) ? [[target.path, fields.get(target.path)!]] : []));
+    if (!shape) return undefined;
+    let key = tail.find((k) => k.name === name && k.hop === undefined && !k.one);
+    if (rel.kind === 'many') {
+      if (!key) tail.push((key = { name, extra: extras.push({ links: `${res.name}.${rel.relation}` }) - 1 }));
+    } else {
+      if (key) return undefined;
+      tail.push((key = { name, extra: extras.push({ column: res.columnOf[rel.field]! }) - 1, one: true }));
+    }
+    key.hop = hops.push({ name, target, shape, extra: key.extra, one: rel.kind === 'one' }) - 1;
+  }
+  return {
+    columns,
+    extras,
+    async print(ctx, rows) {
+      const budget = { used: 0, max: EXPAND_ROW_BUDGET };
+      const ids = (v: unknown): string[] => (typeof v === 'string' ? JSON.parse(v) : (v as string[] | null) ?? []);
+      const linked = extras.map((x, i) => ('links' in x ? rows.map((r) => ids(r.extra![i])) : undefined));
+      const objects = [];
+      for (const hop of hops) {
+        const keys = hop.one
+          ? [...new Set(rows.map((r) => r.extra![hop.extra]).filter((v): v is string => typeof v === 'string'))]
+          : [...new Set(linked[hop.extra]!.flat())];
+        if (budget.used + keys.length > budget.max) {
+          throw new ProblemError('expand_budget_exceeded', `Expanding '${hop.name}' would materialise more than ${budget.max} rows`, { relation: hop.name, budget: budget.max });
+        }
+        budget.used += keys.length;
+        const got = (await ctx.repo.getManyJson(hop.target, ctx.teamId, keys, hop.shape, accessFields(hop.target)))!;
+        const open = new Set((await ctx.access.filterRecords(hop.target, got.map((g) => g.rec))).map((r) => r.id));
+        objects.push(new Map(got.filter((g) => open.has(g.rec.id)).map((g) => [g.rec.id, g.json])));
+      }
+      let out = '[';
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i]!;
+        let s = r.json.slice(0, -1);
+        for (const k of tail) {
+          s += `,${JSON.stringify(k.name)}:`;
+          if (k.hop === undefined) s += JSON.stringify(linked[k.extra]![i]);
+          else if (k.one) {
+            const v = r.extra![k.extra];
+            s += (typeof v === 'string' && objects[k.hop]!.get(v)) || 'null';
+          } else {
+            const byId = objects[k.hop]!;
+            s += `[${linked[k.extra]![i]!.map((id) => byId.get(id)).filter((x) => x !== undefined).join(',')}]`;
+          }
+        }
+        out += (i === 0 ? '' : ',') + s + '}';
+      }
+      return `${out}]`;
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type ExpressionBuilder, type Expression, type SqlBool, type SelectQueryBuilder, type RawBuilder } from 'kysely';
 import { runCached } from './statement-cache';
-import type { Rec, StoredResource as Resource } from './shape';
+import type { ColumnInfo, Rec, StoredResource as Resource } from './shape';
 import type { DialectSupport, JsonColumn } from './dialect';
 import type { Condition, ListPlan } from './plan';
 import { compileMapper, type MapperMode } from '../codegen/mapper';
@@ -19,7 +19,12 @@ export interface JsonRow {
   /** The row's value of the sort field, decoded. */
   sort: unknown;
   json: string;
+  /** The values of the extra selections asked for, in order: a column's raw value, or a relation's ids as JSON text. */
+  extra?: unknown[];
 }
+
+/** A value selected beside a row's JSON: a column (raw), or a relation's ids (JSON text, `DialectSupport.linkIds`). */
+export type JsonExtra = { column: string } | { links: string };
 
 /** The json_object expression of each JSON row shape (per resource, by dialect and keys), or null where the store cannot build it. */
 const jsonShapes = new WeakMap<Resource, Map<string, RawBuilder<string> | null>>();
@@ -232,18 +237,51 @@ export class Repo {
    * database (`DialectSupport.jsonObject`) beside its id and decoded sort
    * value (for the next cursor). Undefined where the store cannot build it.
    */
-  async listJson(plan: ListPlan, teamId: string, take: number, fields: readonly JsonColumn[]): Promise<JsonRow[] | undefined> {
+  async listJson(plan: ListPlan, teamId: string, take: number, fields: readonly JsonColumn[], extras: readonly JsonExtra[] = []): Promise<JsonRow[] | undefined> {
     const json = this.jsonOf(plan.resource, fields);
     if (!json) return undefined;
     const { column, kind } = plan.sort;
-    const { rows } = await this.runPage<{ id: string; __sort: unknown; __json: string }>(plan, teamId, take, `json:${json.key}`, (q) =>
-      q.select(['id', sql.ref(column).as('__sort'), json.expr.as('__json')]));
+    const table = plan.resource.table;
+    const extraKey = extras.map((x) => ('links' in x ? `l:${x.links}` : `c:${x.column}`)).join(',');
+    const { rows } = await this.runPage<Record<string, unknown>>(plan, teamId, take, `json:${json.key}|${extraKey}`, (q) =>
+      q.select(['id', sql.ref(column).as('__sort'), json.expr.as('__json'),
+        ...extras.map((x, i) => ('links' in x ? this.dialect.linkIds(x.links, `${table}.id`) : sql.ref(x.column)).as(`__x${i}`))]));
     const out: JsonRow[] = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i]!;
-      out[i] = { id: r.id, sort: r.__sort === null || r.__sort === undefined ? null : this.dialect.decode(kind, r.__sort), json: r.__json };
+      out[i] = { id: r.id as string, sort: r.__sort === null || r.__sort === undefined ? null : this.dialect.decode(kind, r.__sort), json: r.__json as string };
+      if (extras.length) out[i]!.extra = extras.map((_, k) => r[`__x${k}`]);
     }
     return out;
+  }
+
+  /**
+   * Live rows with these ids as their response JSON built by the database,
+   * each beside the fields `keep` names (decoded: what access checks read);
+   * order not kept. Null where the store cannot build it.
+   */
+  async getManyJson(res: Resource, teamId: string, ids: readonly string[], fields: readonly JsonColumn[], keep: readonly string[]): Promise<Array<{ rec: Rec; json: string }> | null> {
+    const json = this.jsonOf(res, fields);
+    if (!json) return null;
+    const cols = keep.map((k) => res.columns.find((c) => c.key === k)!);
+    const out: Array<{ rec: Rec; json: string }> = [];
+    const valid = ids.filter((id) => res.isId(id));
+    for (let i = 0; i < valid.length; i += CHUNK) {
+      let q = fixed(res, this.db.selectFrom(res.table).select([...cols.map((c) => sql.ref(c.column).as(c.key)), json.expr.as('__json')])
+        .where('team_id', '=', teamId).where('id', 'in', valid.slice(i, i + CHUNK)));
+      if (res.softDelete) q = q.where('purge_at', 'is', null);
+      for (const row of (await q.execute()) as Record<string, unknown>[]) out.push({ rec: this.keepOf(cols, row), json: row.__json as string });
+    }
+    return out;
+  }
+
+  private keepOf(cols: readonly ColumnInfo[], row: Record<string, unknown>): Rec {
+    const rec: Record<string, unknown> = {};
+    for (const c of cols) {
+      const v = row[c.key];
+      rec[c.key] = v === null || v === undefined || c.kind === 'text' ? v ?? null : this.dialect.decode(c.kind, v);
+    }
+    return rec as Rec;
   }
 
   /**
@@ -265,12 +303,7 @@ export class Repo {
     });
     const row = r.rows[0];
     if (!row) return undefined;
-    const rec: Record<string, unknown> = {};
-    for (const c of cols) {
-      const v = row[c.key];
-      rec[c.key] = v === null || v === undefined || c.kind === 'text' ? v ?? null : this.dialect.decode(c.kind, v);
-    }
-    return { rec: rec as Rec, json: row.__json as string };
+    return { rec: this.keepOf(cols, row), json: row.__json as string };
   }
 
   /** The json_object expression of a row shape (built once per resource, dialect and keys), or undefined where the store cannot build it. */
