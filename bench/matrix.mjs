@@ -106,7 +106,7 @@ export async function startServer(kind, target, { copyFrom } = {}) {
       child.on('message', function on(m) {
         if (m?.type === 'rss') {
           child.off('message', on);
-          resolve(m.rss);
+          resolve(m);
         }
       });
       child.send({ type: 'rss' });

@@ -15,6 +15,9 @@ const api = await createPmapi({ store, onError: (e) => console.error(e), rateLim
 const server = http.createServer(toNodeHandler(api));
 server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
 process.on('message', (m) => {
-  if (m?.type === 'rss') process.send({ type: 'rss', rss: process.memoryUsage().rss });
+  if (m?.type === 'rss') {
+    const u = process.memoryUsage();
+    process.send({ type: 'rss', rss: u.rss, heap: u.heapUsed, external: u.external });
+  }
 });
 process.on('SIGINT', () => process.exit(0));

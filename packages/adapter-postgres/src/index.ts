@@ -54,7 +54,7 @@ export function postgresDialectSupport(opts: { icu: boolean }): DialectSupport {
       sql`(select coalesce(json_agg(l.related_id order by l.created_at, l.related_id), '[]'::json) from links as l where l.kind = ${sql.lit(kind)} and l.parent_id = ${sql.ref(parentId)})`,
     // Unicode lower case through ICU when the server has it (lower() under "C" folds ASCII only).
     fold: (e: Expression<unknown>) => (opts.icu ? sql<string>`lower(${e} collate "und-x-icu")` : sql<string>`lower(${e})`),
-    capabilities: { forUpdate: true, multiProcess: true, writableCte: true },
+    capabilities: { forUpdate: true, multiProcess: true, writableCte: true, unloggedTables: true },
     isUniqueViolation: (err) => errCode(err) === '23505',
     isUnavailable: (err) =>
       UNAVAILABLE_STATES.test(errCode(err)) ||

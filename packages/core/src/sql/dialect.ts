@@ -38,6 +38,12 @@ export interface DialectSupport {
     multiProcess: boolean;
     /** `WITH x AS (INSERT …) SELECT …` runs the insert (Postgres): saves a round trip inside write transactions. */
     writableCte?: boolean;
+    /**
+     * Tables can be unlogged (Postgres): a transaction that writes only such
+     * tables commits without waiting for a WAL flush. Rate-limit counters
+     * live there; a database crash empties them.
+     */
+    unloggedTables?: boolean;
   };
   /** A unique constraint refused the write. */
   isUniqueViolation(err: unknown): boolean;

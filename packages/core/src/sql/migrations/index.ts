@@ -6,6 +6,7 @@ import { webhooks } from './0003-webhooks';
 import { oauth } from './0004-oauth';
 import { personalAccessTokens } from './0005-personal-access-tokens';
 import { checklists } from './0006-checklists';
+import { unloggedRateLimits } from './0007-unlogged-rate-limits';
 
 export { tableOf, createTable, type Cols } from './table';
 
@@ -26,6 +27,7 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0001_foundation': foundation(d), '0002_access_and_limits': accessAndLimits(d), '0003_webhooks': webhooks(d), '0004_oauth': oauth(d),
     '0005_personal_access_tokens': personalAccessTokens(d),
     '0006_checklists': checklists(d),
+    '0007_unlogged_rate_limits': unloggedRateLimits(d),
   };
 }
 
