@@ -33,7 +33,7 @@ export function harnessPerDescribe(factory: StoreFactory): () => Harness {
  * clock: its answers must equal the harness API's byte for byte.
  */
 export async function rowsTwin(h: Harness): Promise<Pmapi> {
-  return createPmapi({ store: { ...h.store, dialect: { ...h.store.dialect, jsonObject: undefined } }, clock: h.clock, rateLimiter: false });
+  return createPmapi({ store: { ...h.store, dialect: { ...h.store.dialect, jsonObject: undefined, jsonFromRows: false } }, clock: h.clock, rateLimiter: false });
 }
 
 /**

@@ -29,6 +29,12 @@ export interface DialectSupport {
    * JSON array (text or parsed) in link order — created_at, then related id.
    */
   linkIds(kind: string, parentId: string): RawBuilder<unknown>;
+  /**
+   * Where there is no `jsonObject`: print each row's response JSON straight
+   * from the driver's row (no record and no response object in between),
+   * the same bytes the rows path gives. Off, pages are built from records.
+   */
+  jsonFromRows?: boolean;
   /** One case rule for `contains` and `startsWith` on both databases. */
   fold(expr: Expression<unknown>): RawBuilder<string>;
   readonly capabilities: {

@@ -4,9 +4,47 @@ import type { ColumnInfo, Rec, StoredResource as Resource } from './shape';
 import type { DialectSupport, JsonColumn } from './dialect';
 import type { Condition, ListPlan } from './plan';
 import { compileMapper, type MapperMode } from '../codegen/mapper';
+import { iso } from '../clock/index';
 
 /** The key under which a record read with `links` carries its relations' ids: `{ [kind]: ids }`, kind = `{resource}.{relation}`. */
 export const LINKS = '@links';
+
+/** Row printers of the stores that print rows (`jsonFromRows`), per resource, by dialect and keys. */
+const rowPrinters = new WeakMap<Resource, Map<string, (row: Record<string, unknown>) => string>>();
+
+/** The column a `links` read selects a relation's ids under (see Repo.withLinks). */
+function linkAlias(res: Resource, kind: string): string {
+  const i = Object.values(res.relationFields).findIndex((rel) => `${res.name}.${rel}` === kind);
+  if (i < 0) throw new Error(`pmapi: ${res.name} has no relation '${kind}'`);
+  return `__l${i}`;
+}
+
+/**
+ * Print a driver's row (with its `links` columns) as the response JSON of
+ * these keys: each value decoded and printed as JSON.stringify prints it in
+ * the rows path (instants as ISO 8601), with no object built on the way.
+ */
+function rowPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSupport): (row: Record<string, unknown>) => string {
+  const parts = fields.map((f, i) => {
+    const key = `${i === 0 ? '{' : ','}${JSON.stringify(f.name)}:`;
+    if (f.links !== undefined) {
+      const alias = linkAlias(res, f.links);
+      return (row: Record<string, unknown>) => {
+        const v = row[alias];
+        return key + (typeof v === 'string' ? v : JSON.stringify(v ?? []));
+      };
+    }
+    const { column, kind } = f;
+    if (kind === 'text') return (row: Record<string, unknown>) => key + (row[column] == null ? 'null' : JSON.stringify(row[column]));
+    if (kind === 'timestamp') return (row: Record<string, unknown>) => key + (row[column] == null ? 'null' : `"${iso(d.decode(kind, row[column]) as number)}"`);
+    return (row: Record<string, unknown>) => key + (row[column] == null ? 'null' : JSON.stringify(d.decode(kind, row[column])) ?? 'null');
+  });
+  return (row) => {
+    let s = '';
+    for (let i = 0; i < parts.length; i++) s += parts[i]!(row);
+    return `${s}}`;
+  };
+}
 
 function hasLinks(res: Resource): boolean {
   for (const _ in res.relationFields) return true;
@@ -108,6 +146,15 @@ export class Repo {
     const live = res.softDelete && !opts.includeTrashed;
     const lock = !!opts.lock && this.dialect.capabilities.forUpdate;
     const links = !!opts.links && hasLinks(res);
+    const row = await this.rawGet(res, teamId, id, { live, lock, links });
+    return row ? this.decodeLinked(res, row, links) : undefined;
+  }
+
+  /** One row by id as the driver gives it (`select *`, with the relation ids where the resource has any, unless told). */
+  private async rawGet(res: Resource, teamId: string, id: string, o: { live?: boolean; lock?: boolean; links?: boolean } = {}): Promise<Record<string, unknown> | undefined> {
+    const live = o.live ?? res.softDelete;
+    const lock = !!o.lock;
+    const links = o.links ?? hasLinks(res);
     const key = `get:${res.table}#${resourceKey(res)}:${live}:${lock}:${links}`;
     const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, key, [id, teamId, ...fixedValues(res)], () => {
       let q = fixed(res, this.withLinks(res, this.db.selectFrom(res.table).selectAll(), links).where('id', '=', id).where('team_id', '=', teamId));
@@ -115,8 +162,7 @@ export class Repo {
       if (lock) q = q.forUpdate();
       return q;
     });
-    const row = r.rows[0];
-    return row ? this.decodeLinked(res, row, links) : undefined;
+    return r.rows[0];
   }
 
   /**
@@ -159,14 +205,24 @@ export class Repo {
       for (let i = 0; i < ids.length; i += CHUNK) out.push(...(await this.getMany(res, teamId, ids.slice(i, i + CHUNK), extra, opts)));
       return out;
     }
+    const links = !!opts.links && hasLinks(res);
+    const rows = await this.rawMany(res, teamId, ids, extra, links);
+    return rows.map((r) => this.decodeLinked(res, r, links));
+  }
+
+  /** Live rows with these ids (at most {@link CHUNK}) as the driver gives them, with the relation ids unless told. */
+  private async rawMany(res: Resource, teamId: string, ids: readonly string[], extra?: Condition[], links = hasLinks(res)): Promise<Record<string, unknown>[]> {
     ids = ids.filter((id) => res.isId(id));
     if (ids.length === 0) return [];
-    const links = !!opts.links && hasLinks(res);
+    if (ids.length > CHUNK) {
+      const out: Record<string, unknown>[] = [];
+      for (let i = 0; i < ids.length; i += CHUNK) out.push(...(await this.rawMany(res, teamId, ids.slice(i, i + CHUNK), extra, links)));
+      return out;
+    }
     let q = fixed(res, this.withLinks(res, this.db.selectFrom(res.table).selectAll(), links).where('team_id', '=', teamId).where('id', 'in', ids as string[]));
     if (res.softDelete) q = q.where('purge_at', 'is', null);
     if (extra?.length) q = q.where((eb) => eb.and(extra.map((c) => this.condition(eb, c))));
-    const rows = await q.execute();
-    return rows.map((r) => this.decodeLinked(res, r, links));
+    return (await q.execute()) as Record<string, unknown>[];
   }
 
   /** Live rows whose `column` is one of `values`. */
@@ -238,18 +294,27 @@ export class Repo {
    * value (for the next cursor). Undefined where the store cannot build it.
    */
   async listJson(plan: ListPlan, teamId: string, take: number, fields: readonly JsonColumn[], extras: readonly JsonExtra[] = []): Promise<JsonRow[] | undefined> {
-    const json = this.jsonOf(plan.resource, fields);
+    const res = plan.resource;
+    const json = this.jsonOf(res, fields);
     if (!json) return undefined;
     const { column, kind } = plan.sort;
-    const table = plan.resource.table;
+    const decodeSort = (v: unknown) => (v === null || v === undefined ? null : this.dialect.decode(kind, v));
+    if (json.print) {
+      // Rows as the rows path reads them (the same statement), printed here.
+      const links = hasLinks(res);
+      const { rows } = await this.runPage<Record<string, unknown>>(plan, teamId, take, links ? '*+links' : '*', (q) => this.withLinks(res, q.selectAll(), links));
+      const pick = extras.map((x) => ('links' in x ? linkAlias(res, x.links) : x.column));
+      return rows.map((r) => ({ id: r.id as string, sort: decodeSort(r[column]), json: json.print!(r), ...(extras.length ? { extra: pick.map((c) => r[c]) } : {}) }));
+    }
+    const table = res.table;
     const extraKey = extras.map((x) => ('links' in x ? `l:${x.links}` : `c:${x.column}`)).join(',');
     const { rows } = await this.runPage<Record<string, unknown>>(plan, teamId, take, `json:${json.key}|${extraKey}`, (q) =>
-      q.select(['id', sql.ref(column).as('__sort'), json.expr.as('__json'),
+      q.select(['id', sql.ref(column).as('__sort'), json.expr!.as('__json'),
         ...extras.map((x, i) => ('links' in x ? this.dialect.linkIds(x.links, `${table}.id`) : sql.ref(x.column)).as(`__x${i}`))]));
     const out: JsonRow[] = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i]!;
-      out[i] = { id: r.id as string, sort: r.__sort === null || r.__sort === undefined ? null : this.dialect.decode(kind, r.__sort), json: r.__json as string };
+      out[i] = { id: r.id as string, sort: decodeSort(r.__sort), json: r.__json as string };
       if (extras.length) out[i]!.extra = extras.map((_, k) => r[`__x${k}`]);
     }
     return out;
@@ -263,11 +328,15 @@ export class Repo {
   async getManyJson(res: Resource, teamId: string, ids: readonly string[], fields: readonly JsonColumn[], keep: readonly string[]): Promise<Array<{ rec: Rec; json: string }> | null> {
     const json = this.jsonOf(res, fields);
     if (!json) return null;
+    if (json.print) {
+      const rows = await this.rawMany(res, teamId, ids);
+      return rows.map((row) => ({ rec: this.decode(res, row), json: json.print!(row) }));
+    }
     const cols = keep.map((k) => res.columns.find((c) => c.key === k)!);
     const out: Array<{ rec: Rec; json: string }> = [];
     const valid = ids.filter((id) => res.isId(id));
     for (let i = 0; i < valid.length; i += CHUNK) {
-      let q = fixed(res, this.db.selectFrom(res.table).select([...cols.map((c) => sql.ref(c.column).as(c.key)), json.expr.as('__json')])
+      let q = fixed(res, this.db.selectFrom(res.table).select([...cols.map((c) => sql.ref(c.column).as(c.key)), json.expr!.as('__json')])
         .where('team_id', '=', teamId).where('id', 'in', valid.slice(i, i + CHUNK)));
       if (res.softDelete) q = q.where('purge_at', 'is', null);
       for (const row of (await q.execute()) as Record<string, unknown>[]) out.push({ rec: this.keepOf(cols, row), json: row.__json as string });
@@ -294,9 +363,13 @@ export class Repo {
     const json = this.jsonOf(res, fields);
     if (!json) return null;
     if (!res.isId(id)) return undefined;
+    if (json.print) {
+      const row = await this.rawGet(res, teamId, id);
+      return row && { rec: this.decode(res, row), json: json.print(row) };
+    }
     const cols = keep.map((k) => res.columns.find((c) => c.key === k)!);
     const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `getjson:${res.table}#${resourceKey(res)}:${keep.join(',')}:${json.key}`, [id, teamId, ...fixedValues(res)], () => {
-      let q = fixed(res, this.db.selectFrom(res.table).select([...cols.map((c) => sql.ref(c.column).as(c.key)), json.expr.as('__json')])
+      let q = fixed(res, this.db.selectFrom(res.table).select([...cols.map((c) => sql.ref(c.column).as(c.key)), json.expr!.as('__json')])
         .where('id', '=', id).where('team_id', '=', teamId));
       if (res.softDelete) q = q.where('purge_at', 'is', null);
       return q;
@@ -306,10 +379,24 @@ export class Repo {
     return { rec: this.keepOf(cols, row), json: row.__json as string };
   }
 
-  /** The json_object expression of a row shape (built once per resource, dialect and keys), or undefined where the store cannot build it. */
-  private jsonOf(res: Resource, fields: readonly JsonColumn[]): { key: string; expr: RawBuilder<string> } | undefined {
-    if (!this.dialect.jsonObject) return undefined;
+  /**
+   * How a row shape's JSON is made: the json_object expression (built once
+   * per resource, dialect and keys), or a printer of the driver's row where
+   * the store prints rows instead (`jsonFromRows`); undefined where neither.
+   */
+  private jsonOf(res: Resource, fields: readonly JsonColumn[]): { key: string; expr?: RawBuilder<string>; print?: (row: Record<string, unknown>) => string } | undefined {
     const key = fields.map((f) => f.name).join(',');
+    if (!this.dialect.jsonObject) {
+      if (!this.dialect.jsonFromRows) return undefined;
+      let byShape = rowPrinters.get(res);
+      if (!byShape) rowPrinters.set(res, (byShape = new Map()));
+      let print = byShape.get(`${this.dialect.name}|${key}`);
+      if (!print) {
+        print = rowPrinter(res, fields, this.dialect);
+        if (byShape.size < 200) byShape.set(`${this.dialect.name}|${key}`, print);
+      }
+      return { key, print };
+    }
     let byShape = jsonShapes.get(res);
     if (!byShape) jsonShapes.set(res, (byShape = new Map()));
     let expr = byShape.get(`${this.dialect.name}|${key}`);
