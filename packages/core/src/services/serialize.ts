@@ -177,9 +177,8 @@ export function jsonShape(res: Resource, expand: ExpandNode, fields: Map<string,
 
 /** The `data` array of a page as JSON text: the database-built objects, joined. */
 export function jsonRows(rows: readonly JsonRow[]): string {
-  let out = '[';
-  for (let i = 0; i < rows.length; i++) out += (i === 0 ? rows[i]!.json : `,${rows[i]!.json}`);
-  return `${out}]`;
+  // Joined into one flat string (a rope of += pieces costs the socket write a flattening pass).
+  return `[${rows.map((r) => r.json).join(',')}]`;
 }
 
 /** One key a fast-path page appends to each row's database-built columns: a relation's ids, or an expanded relation. */
@@ -254,7 +253,7 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
         const open = new Set((await ctx.access.filterRecords(hop.target, got.map((g) => g.rec))).map((r) => r.id));
         objects.push(new Map(got.filter((g) => open.has(g.rec.id)).map((g) => [g.rec.id, g.json])));
       }
-      let out = '[';
+      const out: string[] = new Array(rows.length);
       for (let i = 0; i < rows.length; i++) {
         const r = rows[i]!;
         let s = r.json.slice(0, -1);
@@ -269,9 +268,9 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
             s += `[${linked[k.extra]![i]!.map((id) => byId.get(id)).filter((x) => x !== undefined).join(',')}]`;
           }
         }
-        out += (i === 0 ? '' : ',') + s + '}';
+        out[i] = `${s}}`;
       }
-      return `${out}]`;
+      return `[${out.join(',')}]`;
     },
   };
 }

@@ -39,10 +39,13 @@ function rowPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSupp
     if (kind === 'timestamp') return (row: Record<string, unknown>) => key + (row[column] == null ? 'null' : `"${iso(d.decode(kind, row[column]) as number)}"`);
     return (row: Record<string, unknown>) => key + (row[column] == null ? 'null' : JSON.stringify(d.decode(kind, row[column])) ?? 'null');
   });
+  // Joined, not concatenated: a flat string, where += would leave a rope the socket write must flatten.
+  const n = parts.length;
   return (row) => {
-    let s = '';
-    for (let i = 0; i < parts.length; i++) s += parts[i]!(row);
-    return `${s}}`;
+    const out = new Array<string>(n + 1);
+    for (let i = 0; i < n; i++) out[i] = parts[i]!(row);
+    out[n] = '}';
+    return out.join('');
   };
 }
 
