@@ -222,10 +222,16 @@ export class Repo {
       for (let i = 0; i < ids.length; i += CHUNK) out.push(...(await this.rawMany(res, teamId, ids.slice(i, i + CHUNK), extra, links)));
       return out;
     }
-    let q = fixed(res, this.withLinks(res, this.db.selectFrom(res.table).selectAll(), links).where('team_id', '=', teamId).where('id', 'in', ids as string[]));
-    if (res.softDelete) q = q.where('purge_at', 'is', null);
-    if (extra?.length) q = q.where((eb) => eb.and(extra.map((c) => this.condition(eb, c))));
-    return (await q.execute()) as Record<string, unknown>[];
+    const build = () => {
+      let q = fixed(res, this.withLinks(res, this.db.selectFrom(res.table).selectAll(), links).where('team_id', '=', teamId).where('id', 'in', ids as string[]));
+      if (res.softDelete) q = q.where('purge_at', 'is', null);
+      if (extra?.length) q = q.where((eb) => eb.and(extra.map((c) => this.condition(eb, c))));
+      return q;
+    };
+    if (extra?.length) return (await build().execute()) as Record<string, unknown>[];
+    // Without extra conditions the SQL depends only on the resource and the number of ids: compiled once.
+    const key = `many:${res.table}#${resourceKey(res)}:${links}:${ids.length}`;
+    return (await runCached<Record<string, unknown>>(this.db, this.dialect.name, key, [teamId, ...ids, ...fixedValues(res)], build)).rows;
   }
 
   /** Live rows whose `column` is one of `values`. */
@@ -339,10 +345,16 @@ export class Repo {
     const out: Array<{ rec: Rec; json: string }> = [];
     const valid = ids.filter((id) => res.isId(id));
     for (let i = 0; i < valid.length; i += CHUNK) {
-      let q = fixed(res, this.db.selectFrom(res.table).select([...cols.map((c) => sql.ref(c.column).as(c.key)), json.expr!.as('__json')])
-        .where('team_id', '=', teamId).where('id', 'in', valid.slice(i, i + CHUNK)));
-      if (res.softDelete) q = q.where('purge_at', 'is', null);
-      for (const row of (await q.execute()) as Record<string, unknown>[]) out.push({ rec: this.keepOf(cols, row), json: row.__json as string });
+      const chunk = valid.slice(i, i + CHUNK);
+      // Compiled once per resource, shape and number of ids (the json_object expression is large to compile).
+      const key = `manyjson:${res.table}#${resourceKey(res)}:${keep.join(',')}:${json.key}:${chunk.length}`;
+      const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, key, [teamId, ...chunk, ...fixedValues(res)], () => {
+        let q = fixed(res, this.db.selectFrom(res.table).select([...cols.map((c) => sql.ref(c.column).as(c.key)), json.expr!.as('__json')])
+          .where('team_id', '=', teamId).where('id', 'in', chunk));
+        if (res.softDelete) q = q.where('purge_at', 'is', null);
+        return q;
+      });
+      for (const row of r.rows) out.push({ rec: this.keepOf(cols, row), json: row.__json as string });
     }
     return out;
   }
