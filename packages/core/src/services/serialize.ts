@@ -182,7 +182,7 @@ export function jsonRows(rows: readonly JsonRow[]): string {
 }
 
 /** One key a fast-path page appends to each row's database-built columns: a relation's ids, or an expanded relation. */
-type TailKey = { name: string; extra: number; hop?: number; one?: boolean };
+type TailKey = { name: string; extra: number; hop?: number; one?: boolean; key?: string };
 
 /** How a page is built on the fast path: the columns in the row's JSON, what is selected beside it, and how the rest is appended. */
 export interface JsonPagePlan {
@@ -233,15 +233,18 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
     }
     key.hop = hops.push({ name, target, shape, extra: key.extra, one: rel.kind === 'one' }) - 1;
   }
+  for (const k of tail) k.key = `,${JSON.stringify(k.name)}:`;
+  const expanded = new Set(hops.filter((h) => !h.one).map((h) => h.extra));
   return {
     columns,
     extras,
     async print(ctx, rows) {
       const budget = { used: 0, max: EXPAND_ROW_BUDGET };
       const ids = (v: unknown): string[] => (typeof v === 'string' ? JSON.parse(v) : (v as string[] | null) ?? []);
-      const linked = extras.map((x, i) => ('links' in x ? rows.map((r) => ids(r.extra![i])) : undefined));
-      const objects = [];
-      for (const hop of hops) {
+      // Only the relations a hop expands are parsed; the others are printed as the store gave them.
+      const linked = extras.map((_, i) => (expanded.has(i) ? rows.map((r) => ids(r.extra![i])) : undefined));
+      // Every hop's keys come from the page itself: charge the budget hop by hop (as the rows path does), then read the hops at once.
+      const keysOf = hops.map((hop) => {
         const keys = hop.one
           ? [...new Set(rows.map((r) => r.extra![hop.extra]).filter((v): v is string => typeof v === 'string'))]
           : [...new Set(linked[hop.extra]!.flat())];
@@ -249,18 +252,23 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
           throw new ProblemError('expand_budget_exceeded', `Expanding '${hop.name}' would materialise more than ${budget.max} rows`, { relation: hop.name, budget: budget.max });
         }
         budget.used += keys.length;
-        const got = (await ctx.repo.getManyJson(hop.target, ctx.teamId, keys, hop.shape, accessFields(hop.target)))!;
+        return keys;
+      });
+      const objects = await Promise.all(hops.map(async (hop, h) => {
+        const got = (await ctx.repo.getManyJson(hop.target, ctx.teamId, keysOf[h]!, hop.shape, accessFields(hop.target)))!;
         const open = new Set((await ctx.access.filterRecords(hop.target, got.map((g) => g.rec))).map((r) => r.id));
-        objects.push(new Map(got.filter((g) => open.has(g.rec.id)).map((g) => [g.rec.id, g.json])));
-      }
+        return new Map(got.filter((g) => open.has(g.rec.id)).map((g) => [g.rec.id, g.json]));
+      }));
       const out: string[] = new Array(rows.length);
       for (let i = 0; i < rows.length; i++) {
         const r = rows[i]!;
         let s = r.json.slice(0, -1);
         for (const k of tail) {
-          s += `,${JSON.stringify(k.name)}:`;
-          if (k.hop === undefined) s += JSON.stringify(linked[k.extra]![i]);
-          else if (k.one) {
+          s += k.key;
+          if (k.hop === undefined) {
+            const v = r.extra![k.extra];
+            s += typeof v === 'string' ? v : JSON.stringify(v ?? []);
+          } else if (k.one) {
             const v = r.extra![k.extra];
             s += (typeof v === 'string' && objects[k.hop]!.get(v)) || 'null';
           } else {
