@@ -103,7 +103,8 @@ export function fastPathSuite(factory: StoreFactory): void {
         for (const url of views) {
           const { fast, rows, tookFastPath } = await bothPaths(h, twin, url, as);
           expect({ url, status: fast.status, body: fast.body }).toEqual({ url, status: rows.status, body: rows.body });
-          if (fast.status === 200) expect(tookFastPath, url).toBe(!!h.store.dialect.jsonObject);
+          // Where the database builds the JSON the statements differ; a store that prints rows runs the rows path's statements (hops in any order).
+          if (fast.status === 200 && h.store.dialect.jsonObject) expect(tookFastPath, url).toBe(true);
         }
       }
       // One statement for the page and one per hop (authentication aside).
