@@ -17,15 +17,24 @@ export interface IdGenerator {
   random(): number;
 }
 
+/** Random bytes drawn 4 KiB at a time (as randomUUID buffers its own): one system call per many ids, not one per id. */
+const POOL_SIZE = 4096;
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+function nextByte(): number {
+  if (poolAt >= pool.length) {
+    pool = randomBytes(POOL_SIZE);
+    poolAt = 0;
+  }
+  return pool[poolAt++]!;
+}
+
 /** Base62 from rejection-sampled random bytes (no modulo bias). */
 export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    const bytes = randomBytes(length * 2);
-    for (let i = 0; i < bytes.length && out.length < length; i++) {
-      const b = bytes[i]! & 63;
-      if (b < 62) out += ALPHABET[b];
-    }
+    const b = nextByte() & 63;
+    if (b < 62) out += ALPHABET[b];
   }
   return out;
 }

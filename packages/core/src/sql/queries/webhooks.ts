@@ -1,5 +1,6 @@
 import type { Kysely, QueryCreator } from 'kysely';
 import type { DialectSupport } from '../dialect';
+import { runCached } from '../statement-cache';
 
 /** Job rows per insert statement (12 parameters each). */
 const JOBS_CHUNK = 80;
@@ -23,7 +24,8 @@ export function liveWebhooksParams(d: DialectSupport, teamId: string): unknown[]
 
 /** The team's active, live webhooks (id and raw `events` column). */
 export async function liveWebhooks(db: Kysely<any>, d: DialectSupport, teamId: string): Promise<LiveWebhook[]> {
-  return selectLiveWebhooks(db, d, teamId).execute();
+  // Every write that records events runs this: compiled once.
+  return (await runCached<LiveWebhook>(db, d.name, 'webhooks:live', liveWebhooksParams(d, teamId), () => selectLiveWebhooks(db, d, teamId))).rows;
 }
 
 /** Queue delivery jobs (rows in column form), 80 per statement; a job whose id is already queued is left as it is. */
