@@ -5,7 +5,7 @@ import { iso } from '../clock/index';
 import type { Rec, Resource } from '../resources/define-resource';
 import type { ExpandNode } from '../query/plan';
 import type { ReadContext } from './context';
-import { v3Shape } from '../presenters/v3';
+import { v3Shape, type OutputField } from '../presenters/v3';
 import type { JsonColumn } from '../sql/dialect';
 import { LINKS, type JsonExtra, type JsonRow } from '../sql/repo';
 import { accessFields } from './access';
@@ -82,6 +82,14 @@ export function toResponse(res: Resource, rec: Rec, links: Map<string, Map<strin
   return out;
 }
 
+/** Count `n` more expanded rows against the request's budget, or fail with expand_budget_exceeded naming the relation. */
+function chargeBudget(budget: MaterializeOptions['budget'], relation: string, n: number): void {
+  if (budget.used + n > budget.max) {
+    throw new ProblemError('expand_budget_exceeded', `Expanding '${relation}' would materialise more than ${budget.max} rows`, { relation, budget: budget.max });
+  }
+  budget.used += n;
+}
+
 /** The relation ids of records, kind → id → ids: carried by the records when they were read with `links`, else one query. */
 function linksOfRecords(ctx: ReadContext, kinds: readonly string[], recs: readonly Rec[]): Promise<Map<string, Map<string, string[]>>> | Map<string, Map<string, string[]>> {
   const carried = recs.map((r) => r[LINKS] as Record<string, string[]> | undefined);
@@ -105,14 +113,7 @@ export async function materialize(ctx: ReadContext, res: Resource, recs: Rec[], 
   for (const [relName, child] of o.expand.children) {
     const rel = res.expand[relName]!;
     const target = ctx.registry.get(rel.target);
-    const charge = (n: number) => {
-      if (o.budget.used + n > o.budget.max) {
-        throw new ProblemError('expand_budget_exceeded', `Expanding '${relName}' would materialise more than ${o.budget.max} rows`, {
-          relation: relName, budget: o.budget.max,
-        });
-      }
-      o.budget.used += n;
-    };
+    const charge = (n: number) => chargeBudget(o.budget, relName, n);
     if (rel.kind === 'one') {
       const keys = [...new Set(recs.map((r) => r[rel.field]).filter((v): v is string => typeof v === 'string'))];
       charge(keys.length);
@@ -167,12 +168,25 @@ export function jsonShape(res: Resource, expand: ExpandNode, fields: Map<string,
   if (expand.children.size > 0 || res.hooks?.present) return undefined;
   if (fields.size > (fields.has(res.path) ? 1 : 0)) return undefined;
   const select = fields.get(res.path);
-  const out: JsonColumn[] = [];
-  for (const o of v3Shape(res)) {
-    if (select && o.name !== 'id' && !select.has(o.name)) continue;
-    out.push(o.source === 'column' ? { name: o.name, column: o.column, kind: o.kind } : { name: o.name, links: `${res.name}.${o.relation}` });
+  if (!select) {
+    // The whole shape: the same every request, built once.
+    let whole = wholeShapes.get(res);
+    if (!whole) wholeShapes.set(res, (whole = shownFields(res).map(jsonColumn(res))));
+    return whole;
   }
-  return out;
+  return shownFields(res, select).map(jsonColumn(res));
+}
+
+const wholeShapes = new WeakMap<Resource, JsonColumn[]>();
+
+/** The v3 fields a response shows, in v3Shape order: all of them, or `id` and the selected ones. */
+function shownFields(res: Resource, select?: Set<string>): readonly OutputField[] {
+  return select ? v3Shape(res).filter((o) => o.name === 'id' || select.has(o.name)) : v3Shape(res);
+}
+
+/** A shown field as a key of the row's JSON: its column, or its relation's link kind. */
+function jsonColumn(res: Resource) {
+  return (o: OutputField): JsonColumn => (o.source === 'column' ? { name: o.name, column: o.column, kind: o.kind } : { name: o.name, links: `${res.name}.${o.relation}` });
 }
 
 /** The `data` array of a page as JSON text: the database-built objects, joined. */
@@ -207,14 +221,12 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
     return columns && { columns, extras: [], print: (_ctx, rows) => jsonRows(rows) };
   }
   if (res.hooks?.present) return undefined;
-  const select = fields.get(res.path);
   const columns: JsonColumn[] = [];
   const extras: JsonExtra[] = [];
   const tail: TailKey[] = [];
-  for (const o of v3Shape(res)) {
-    if (select && o.name !== 'id' && !select.has(o.name)) continue;
-    if (o.source === 'column') columns.push({ name: o.name, column: o.column, kind: o.kind });
-    else tail.push({ name: o.name, extra: extras.push({ links: `${res.name}.${o.relation}` }) - 1 });
+  for (const c of shownFields(res, fields.get(res.path)).map(jsonColumn(res))) {
+    if (c.links === undefined) columns.push(c);
+    else tail.push({ name: c.name, extra: extras.push({ links: c.links }) - 1 });
   }
   const hops: Array<{ name: string; target: Resource; shape: JsonColumn[]; extra: number; one: boolean }> = [];
   for (const [name, child] of expand.children) {
@@ -248,10 +260,7 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
         const keys = hop.one
           ? [...new Set(rows.map((r) => r.extra![hop.extra]).filter((v): v is string => typeof v === 'string'))]
           : [...new Set(linked[hop.extra]!.flat())];
-        if (budget.used + keys.length > budget.max) {
-          throw new ProblemError('expand_budget_exceeded', `Expanding '${hop.name}' would materialise more than ${budget.max} rows`, { relation: hop.name, budget: budget.max });
-        }
-        budget.used += keys.length;
+        chargeBudget(budget, hop.name, keys.length);
         return keys;
       });
       const objects = await Promise.all(hops.map(async (hop, h) => {

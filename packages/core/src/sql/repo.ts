@@ -9,14 +9,23 @@ import { iso } from '../clock/index';
 /** The key under which a record read with `links` carries its relations' ids: `{ [kind]: ids }`, kind = `{resource}.{relation}`. */
 export const LINKS = '@links';
 
-/** Row printers of the stores that print rows (`jsonFromRows`), per resource, by dialect and keys. */
-const rowPrinters = new WeakMap<Resource, Map<string, (row: Record<string, unknown>) => string>>();
+/** What a `links` read selects beside a resource's rows: each relation's link kind and the column its ids come back under. */
+const linkSpecsOf = new WeakMap<Resource, ReadonlyArray<{ kind: string; alias: string }>>();
+function linkSpecs(res: Resource): ReadonlyArray<{ kind: string; alias: string }> {
+  let specs = linkSpecsOf.get(res);
+  if (!specs) linkSpecsOf.set(res, (specs = Object.values(res.relationFields).map((rel, i) => ({ kind: `${res.name}.${rel}`, alias: `__l${i}` }))));
+  return specs;
+}
 
-/** The column a `links` read selects a relation's ids under (see Repo.withLinks). */
+function hasLinks(res: Resource): boolean {
+  return linkSpecs(res).length > 0;
+}
+
+/** The column a `links` read selects a relation's ids under. */
 function linkAlias(res: Resource, kind: string): string {
-  const i = Object.values(res.relationFields).findIndex((rel) => `${res.name}.${rel}` === kind);
-  if (i < 0) throw new Error(`pmapi: ${res.name} has no relation '${kind}'`);
-  return `__l${i}`;
+  const spec = linkSpecs(res).find((l) => l.kind === kind);
+  if (!spec) throw new Error(`pmapi: ${res.name} has no relation '${kind}'`);
+  return spec.alias;
 }
 
 /**
@@ -49,11 +58,6 @@ function rowPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSupp
   };
 }
 
-function hasLinks(res: Resource): boolean {
-  for (const _ in res.relationFields) return true;
-  return false;
-}
-
 /** A list row as JSON text, with what paging needs beside it. */
 export interface JsonRow {
   id: string;
@@ -67,8 +71,11 @@ export interface JsonRow {
 /** A value selected beside a row's JSON: a column (raw), or a relation's ids (JSON text, `DialectSupport.linkIds`). */
 export type JsonExtra = { column: string } | { links: string };
 
-/** The json_object expression of each JSON row shape (per resource, by dialect and keys), or null where the store cannot build it. */
-const jsonShapes = new WeakMap<Resource, Map<string, RawBuilder<string> | null>>();
+/** How a JSON row shape is made: the database's json_object expression, or a printer of the driver's row (`jsonFromRows`). */
+type JsonMaker = { key: string; expr?: RawBuilder<string>; print?: (row: Record<string, unknown>) => string };
+
+/** Each JSON row shape's maker (per resource, by dialect and keys); null where the store can make neither. */
+const jsonMakers = new WeakMap<Resource, Map<string, JsonMaker | null>>();
 
 /** A number per resource declaration, for statement-cache keys (two registries may both declare a `task`). */
 const resourceKeys = new WeakMap<Resource, number>();
@@ -175,20 +182,21 @@ export class Repo {
    * {@link LINKS}, kind → ids.
    */
   private withLinks<Q extends SelectQueryBuilder<any, any, any>>(res: Resource, q: Q, links: boolean): Q {
-    if (!links) return q;
-    const table = res.table;
-    return Object.values(res.relationFields).reduce(
-      (acc, rel, i) => acc.select(this.dialect.linkIds(`${res.name}.${rel}`, `${table}.id`).as(`__l${i}`)) as Q, q);
+    return links && hasLinks(res) ? (q.select(this.linkColumns(res)) as Q) : q;
+  }
+
+  /** The relation id subqueries of {@link withLinks}, aliased as {@link linkSpecs} names them (a select list or a RETURNING list). */
+  private linkColumns(res: Resource) {
+    return linkSpecs(res).map((l) => this.dialect.linkIds(l.kind, `${res.table}.id`).as(l.alias));
   }
 
   private decodeLinked(res: Resource, row: Record<string, unknown>, links: boolean): Rec {
     const rec = this.decode(res, row);
     if (links) {
       const byKind: Record<string, string[]> = {};
-      let i = 0;
-      for (const rel of Object.values(res.relationFields)) {
-        const v = row[`__l${i++}`];
-        byKind[`${res.name}.${rel}`] = (typeof v === 'string' ? JSON.parse(v) : v ?? []) as string[];
+      for (const l of linkSpecs(res)) {
+        const v = row[l.alias];
+        byKind[l.kind] = (typeof v === 'string' ? JSON.parse(v) : v ?? []) as string[];
       }
       (rec as Record<string, unknown>)[LINKS] = byKind;
     }
@@ -203,17 +211,12 @@ export class Repo {
 
   /** Live rows with these ids (order not kept). */
   async getMany(res: Resource, teamId: string, ids: readonly string[], extra?: Condition[], opts: { links?: boolean } = {}): Promise<Rec[]> {
-    if (ids.length > CHUNK) {
-      const out: Rec[] = [];
-      for (let i = 0; i < ids.length; i += CHUNK) out.push(...(await this.getMany(res, teamId, ids.slice(i, i + CHUNK), extra, opts)));
-      return out;
-    }
     const links = !!opts.links && hasLinks(res);
     const rows = await this.rawMany(res, teamId, ids, extra, links);
     return rows.map((r) => this.decodeLinked(res, r, links));
   }
 
-  /** Live rows with these ids (at most {@link CHUNK}) as the driver gives them, with the relation ids unless told. */
+  /** Live rows with these ids as the driver gives them ({@link CHUNK} ids a statement), with the relation ids unless told. */
   private async rawMany(res: Resource, teamId: string, ids: readonly string[], extra?: Condition[], links = hasLinks(res)): Promise<Record<string, unknown>[]> {
     ids = ids.filter((id) => res.isId(id));
     if (ids.length === 0) return [];
@@ -291,10 +294,14 @@ export class Repo {
 
   /** A page of rows for a list plan: keyset after the boundary, one extra row to tell hasMore. */
   async list(plan: ListPlan, teamId: string, take: number, opts: { links?: boolean } = {}): Promise<Rec[]> {
+    const links = !!opts.links && hasLinks(plan.resource);
+    return (await this.rowsPage(plan, teamId, take, links)).map((r) => this.decodeLinked(plan.resource, r, links));
+  }
+
+  /** A page as the driver gives its rows (`select *`, with the relation ids when `links`). */
+  private async rowsPage(plan: ListPlan, teamId: string, take: number, links: boolean): Promise<Record<string, unknown>[]> {
     const res = plan.resource;
-    const links = !!opts.links && hasLinks(res);
-    const { rows } = await this.runPage<Record<string, unknown>>(plan, teamId, take, links ? '*+links' : '*', (q) => this.withLinks(res, q.selectAll(), links));
-    return rows.map((r) => this.decodeLinked(res, r, links));
+    return (await this.runPage<Record<string, unknown>>(plan, teamId, take, links ? '*+links' : '*', (q) => this.withLinks(res, q.selectAll(), links))).rows;
   }
 
   /**
@@ -310,8 +317,7 @@ export class Repo {
     const decodeSort = (v: unknown) => (v === null || v === undefined ? null : this.dialect.decode(kind, v));
     if (json.print) {
       // Rows as the rows path reads them (the same statement), printed here.
-      const links = hasLinks(res);
-      const { rows } = await this.runPage<Record<string, unknown>>(plan, teamId, take, links ? '*+links' : '*', (q) => this.withLinks(res, q.selectAll(), links));
+      const rows = await this.rowsPage(plan, teamId, take, hasLinks(res));
       const pick = extras.map((x) => ('links' in x ? linkAlias(res, x.links) : x.column));
       return rows.map((r) => ({ id: r.id as string, sort: decodeSort(r[column]), json: json.print!(r), ...(extras.length ? { extra: pick.map((c) => r[c]) } : {}) }));
     }
@@ -341,7 +347,7 @@ export class Repo {
       const rows = await this.rawMany(res, teamId, ids);
       return rows.map((row) => ({ rec: this.decode(res, row), json: json.print!(row) }));
     }
-    const cols = keep.map((k) => res.columns.find((c) => c.key === k)!);
+    const cols = columnsOf(res, keep);
     const out: Array<{ rec: Rec; json: string }> = [];
     const valid = ids.filter((id) => res.isId(id));
     for (let i = 0; i < valid.length; i += CHUNK) {
@@ -349,14 +355,18 @@ export class Repo {
       // Compiled once per resource, shape and number of ids (the json_object expression is large to compile).
       const key = `manyjson:${res.table}#${resourceKey(res)}:${keep.join(',')}:${json.key}:${chunk.length}`;
       const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, key, [teamId, ...chunk, ...fixedValues(res)], () => {
-        let q = fixed(res, this.db.selectFrom(res.table).select([...cols.map((c) => sql.ref(c.column).as(c.key)), json.expr!.as('__json')])
-          .where('team_id', '=', teamId).where('id', 'in', chunk));
+        let q = fixed(res, this.jsonSelect(res, cols, json.expr!).where('team_id', '=', teamId).where('id', 'in', chunk));
         if (res.softDelete) q = q.where('purge_at', 'is', null);
         return q;
       });
       for (const row of r.rows) out.push({ rec: this.keepOf(cols, row), json: row.__json as string });
     }
     return out;
+  }
+
+  /** Select a row's database-built JSON as `__json`, beside the given columns under their field names. */
+  private jsonSelect(res: Resource, cols: readonly ColumnInfo[], json: RawBuilder<string>) {
+    return this.db.selectFrom(res.table).select([...cols.map((c) => sql.ref(c.column).as(c.key)), json.as('__json')]);
   }
 
   private keepOf(cols: readonly ColumnInfo[], row: Record<string, unknown>): Rec {
@@ -382,10 +392,9 @@ export class Repo {
       const row = await this.rawGet(res, teamId, id);
       return row && { rec: this.decode(res, row), json: json.print(row) };
     }
-    const cols = keep.map((k) => res.columns.find((c) => c.key === k)!);
+    const cols = columnsOf(res, keep);
     const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `getjson:${res.table}#${resourceKey(res)}:${keep.join(',')}:${json.key}`, [id, teamId, ...fixedValues(res)], () => {
-      let q = fixed(res, this.db.selectFrom(res.table).select([...cols.map((c) => sql.ref(c.column).as(c.key)), json.expr!.as('__json')])
-        .where('id', '=', id).where('team_id', '=', teamId));
+      let q = fixed(res, this.jsonSelect(res, cols, json.expr!).where('id', '=', id).where('team_id', '=', teamId));
       if (res.softDelete) q = q.where('purge_at', 'is', null);
       return q;
     });
@@ -399,27 +408,21 @@ export class Repo {
    * per resource, dialect and keys), or a printer of the driver's row where
    * the store prints rows instead (`jsonFromRows`); undefined where neither.
    */
-  private jsonOf(res: Resource, fields: readonly JsonColumn[]): { key: string; expr?: RawBuilder<string>; print?: (row: Record<string, unknown>) => string } | undefined {
+  private jsonOf(res: Resource, fields: readonly JsonColumn[]): JsonMaker | undefined {
+    const d = this.dialect;
+    if (!d.jsonObject && !d.jsonFromRows) return undefined;
     const key = fields.map((f) => f.name).join(',');
-    if (!this.dialect.jsonObject) {
-      if (!this.dialect.jsonFromRows) return undefined;
-      let byShape = rowPrinters.get(res);
-      if (!byShape) rowPrinters.set(res, (byShape = new Map()));
-      let print = byShape.get(`${this.dialect.name}|${key}`);
-      if (!print) {
-        print = rowPrinter(res, fields, this.dialect);
-        if (byShape.size < 200) byShape.set(`${this.dialect.name}|${key}`, print);
-      }
-      return { key, print };
+    // Keyed by how the dialect makes JSON too: two stores of one dialect may differ (one without jsonObject).
+    const cacheKey = `${d.name}|${d.jsonObject ? 'sql' : 'rows'}|${key}`;
+    let byShape = jsonMakers.get(res);
+    if (!byShape) jsonMakers.set(res, (byShape = new Map()));
+    let maker = byShape.get(cacheKey);
+    if (maker === undefined) {
+      const expr = d.jsonObject ? d.jsonObject(fields, res.table) : undefined;
+      maker = expr ? { key, expr } : d.jsonObject ? null : { key, print: rowPrinter(res, fields, d) };
+      if (byShape.size < 200) byShape.set(cacheKey, maker);
     }
-    let byShape = jsonShapes.get(res);
-    if (!byShape) jsonShapes.set(res, (byShape = new Map()));
-    let expr = byShape.get(`${this.dialect.name}|${key}`);
-    if (expr === undefined) {
-      expr = this.dialect.jsonObject(fields, res.table) ?? null;
-      if (byShape.size < 200) byShape.set(`${this.dialect.name}|${key}`, expr);
-    }
-    return expr ? { key, expr } : undefined;
+    return maker ?? undefined;
   }
 
   /**
@@ -537,15 +540,8 @@ export class Repo {
 
   /** Update one row; with `guardUpdatedAt` only if it still carries that stamp. Returns whether a row changed. */
   async update(res: Resource, teamId: string, id: string, values: Record<string, unknown>, guardUpdatedAt?: number): Promise<boolean> {
-    const set = this.encodeValues(res, values);
-    const guard = guardUpdatedAt === undefined ? undefined : this.dialect.encode('timestamp', guardUpdatedAt);
-    const params = [...Object.values(set), id, teamId, ...(guard === undefined ? [] : [guard])];
-    this.writes++;
-    const r = await runCached(this.db, this.dialect.name, `update:${res.table}:${Object.keys(set).join(',')}:${guard !== undefined}`, params, () => {
-      let q = this.db.updateTable(res.table).set(set).where('id', '=', id).where('team_id', '=', teamId);
-      if (guard !== undefined) q = q.where('updated_at', '=', guard);
-      return q;
-    });
+    const { key, params, build } = this.guardedUpdate(res, teamId, id, values, guardUpdatedAt);
+    const r = await runCached(this.db, this.dialect.name, `update:${key}`, params, build);
     return Number(r.numAffectedRows ?? 0) > 0;
   }
 
@@ -555,24 +551,25 @@ export class Repo {
    * changed. Saves reading the row back.
    */
   async updateReturning(res: Resource, teamId: string, id: string, values: Record<string, unknown>, guardUpdatedAt?: number): Promise<Rec | undefined> {
+    const { key, params, build } = this.guardedUpdate(res, teamId, id, values, guardUpdatedAt);
+    const links = hasLinks(res);
+    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `update-returning:${key}#${resourceKey(res)}`, params, () =>
+      (links ? build().returningAll().returning(this.linkColumns(res)) : build().returningAll()));
+    const row = r.rows[0];
+    return row ? this.decodeLinked(res, row, links) : undefined;
+  }
+
+  /** The UPDATE both of the above run (counted as a write), its cache key and the values it binds. */
+  private guardedUpdate(res: Resource, teamId: string, id: string, values: Record<string, unknown>, guardUpdatedAt?: number) {
     const set = this.encodeValues(res, values);
     const guard = guardUpdatedAt === undefined ? undefined : this.dialect.encode('timestamp', guardUpdatedAt);
     const params = [...Object.values(set), id, teamId, ...(guard === undefined ? [] : [guard])];
-    const links = hasLinks(res);
     this.writes++;
-    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `update-returning:${res.table}#${resourceKey(res)}:${Object.keys(set).join(',')}:${guard !== undefined}`, params, () => {
-      let q = this.db.updateTable(res.table).set(set).where('id', '=', id).where('team_id', '=', teamId);
-      if (guard !== undefined) q = q.where('updated_at', '=', guard);
-      let ret = q.returningAll();
-      if (links) {
-        Object.values(res.relationFields).forEach((rel, i) => {
-          ret = ret.returning(this.dialect.linkIds(`${res.name}.${rel}`, `${res.table}.id`).as(`__l${i}`)) as typeof ret;
-        });
-      }
-      return ret;
-    });
-    const row = r.rows[0];
-    return row ? this.decodeLinked(res, row, links) : undefined;
+    const build = () => {
+      const q = this.db.updateTable(res.table).set(set).where('id', '=', id).where('team_id', '=', teamId);
+      return guard === undefined ? q : q.where('updated_at', '=', guard);
+    };
+    return { key: `${res.table}:${Object.keys(set).join(',')}:${guard !== undefined}`, params, build };
   }
 
   async destroy(res: Resource, teamId: string, ids: readonly string[]): Promise<void> {
@@ -671,6 +668,11 @@ export class Repo {
       await this.db.deleteFrom('links').where('kind', 'in', opts.kinds).where('related_id', 'in', opts.relatedIds as string[]).execute();
     }
   }
+}
+
+/** The stored columns of these fields. */
+function columnsOf(res: Resource, keys: readonly string[]): ColumnInfo[] {
+  return keys.map((k) => res.columns.find((c) => c.key === k)!);
 }
 
 /** The values of a resource's fixed columns, in the order {@link fixed} binds them. */
