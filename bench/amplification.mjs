@@ -16,9 +16,7 @@
 // PASS/MISS per target and exits 0 either way. AMP_JSON=file also writes every measured request there.
 import { fork } from 'node:child_process';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { scratchDatabase } from './scratch.mjs';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 
 const LIMIT = 4 * 1024 * 1024; // http-node's default body limit
@@ -159,24 +157,7 @@ const fmtBytes = (n) => (n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`);
 async function main() {
   const PG = process.argv.includes('--pg');
   const started = Date.now();
-  const dir = mkdtempSync(join(tmpdir(), 'pmapi-amplification-'));
-  let target = join(dir, 'amplification.db');
-  let dropDb = async () => {};
-  if (PG) {
-    const { default: pg } = await import('pg');
-    const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-    const name = `pmapi_amp_${Date.now().toString(36)}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    const u = new URL(adminUrl);
-    u.pathname = `/${name}`;
-    target = u.toString();
-    dropDb = async () => {
-      await admin.query(`drop database if exists ${name} with (force)`);
-      await admin.end();
-    };
-  }
+  const { url: target, drop: dropDb } = await scratchDatabase('amplification', { pg: PG });
 
   const child = fork(new URL('./server-amplification.mjs', import.meta.url), [target], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ready = await new Promise((resolve, reject) => {
@@ -388,7 +369,6 @@ async function main() {
   agent.destroy();
   child.kill();
   await new Promise((r) => child.once('exit', r));
-  rmSync(dir, { recursive: true, force: true });
   await dropDb();
 }
 

@@ -1,11 +1,9 @@
 // The pieces of `pnpm bench`: the seeded target, the cases with their variants and targets, servers
 // pinned to one core, load pinned to the other, and one measured run.
 import { spawn, execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { copyFileSync, rmSync, existsSync } from 'node:fs';
 import autocannon from 'autocannon';
-import pg from 'pg';
+import { scratchDatabase } from './scratch.mjs';
 import Database from 'better-sqlite3';
 import { seed } from './seed.mjs';
 
@@ -32,23 +30,7 @@ export function pinLoad() {
  * database (dropped by close()). Also pages 50,000 rows deep once, for the deep-cursor case.
  */
 export async function openTarget({ pg: usePg, tasks }) {
-  const dir = mkdtempSync(join(tmpdir(), 'pmapi-bench-'));
-  let url = join(dir, 'seed.db');
-  let drop = async () => {};
-  if (usePg) {
-    const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-    const name = `pmapi_bench_${Date.now().toString(36)}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    const u = new URL(adminUrl);
-    u.pathname = `/${name}`;
-    url = u.toString();
-    drop = async () => {
-      await admin.query(`drop database if exists ${name} with (force)`);
-      await admin.end();
-    };
-  }
+  const { url, drop } = await scratchDatabase('bench', { pg: usePg });
   console.log(`seeding ${tasks} tasks on ${usePg ? 'Postgres' : 'SQLite'}…`);
   const s = await seed(url, tasks);
   // A cursor 50,000 rows deep (or as deep as the data goes), made by the API itself on the seed.
@@ -72,10 +54,7 @@ export async function openTarget({ pg: usePg, tasks }) {
     pg: !!usePg,
     url,
     seed: s,
-    close: async () => {
-      rmSync(dir, { recursive: true, force: true });
-      await drop();
-    },
+    close: drop,
   };
 }
 
