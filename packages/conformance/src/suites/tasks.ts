@@ -50,7 +50,7 @@ export function tasksSuite(factory: StoreFactory): void {
     return ok(await h.get(`/statuses?projectId=${projectId}&limit=200`)).data;
   }
 
-  describe(`[${factory.name}] v3 Task: a PATCH answers the row as stored (spec "Standard operations": update returns the resource)`, () => {
+  describe(`[${factory.name}] v3 Task: a PATCH answers the row as stored (spec "Standard operations": Update answers 200, the resource; Events "Body envelope": updated events carry the full current resource)`, () => {
     const H = harnessPerDescribe(factory);
 
     it('plain, relation-changing and project-moving updates: the answer and the task.updated payload equal a fresh GET', async () => {
