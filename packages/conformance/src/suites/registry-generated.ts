@@ -137,6 +137,19 @@ const FIXTURES: Record<string, Fixture> = {
       return { name: nameOf(i), checklistId: lists[i % 2].id, completed: i === 2, ...(i === 0 ? {} : { order: [0, 0.5, -1][i] }) };
     },
   },
+  documentFolder: {
+    async create(w, i, prev) {
+      const p = await w.home();
+      return { name: nameOf(i), projectId: p.id, ...(i === 2 ? { parentId: prev[0].id } : { order: [2, 1][i] }) };
+    },
+  },
+  document: {
+    async create(w, i) {
+      const p = await w.home();
+      const folders = await w.records('documentFolder');
+      return { title: nameOf(i), projectId: p.id, body: `# ${nameOf(i)}\n\nText ${i}.`, folderId: i === 1 ? null : folders[i % 2].id };
+    },
+  },
   personalAccessToken: {
     create: async (w, i) => ({ name: nameOf(i), scopes: [['read'], ['tasks:read', 'projects:write'], ['write']][i % 3], expiresAt: i === 1 ? at(w.h.clock.now() + DAY) : null }),
   },

@@ -195,6 +195,15 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
     conditions.push({ column: res.columnOf[res.ownedBy]!, kind: 'text', op: 'eq', value: o.memberId });
     fingerprint.push(`owner=${o.memberId}`);
   }
+  if (res.privateTo) {
+    // Private rows of other members are not there: shared rows, or the caller's own.
+    const p = res.privateTo;
+    conditions.push({ column: '', kind: 'text', op: 'eq', value: null, any: [
+      { column: res.columnOf[p.field]!, kind: res.fields[p.field]!.kind, op: 'ne', value: p.value },
+      { column: res.columnOf[p.owner]!, kind: 'text', op: 'eq', value: o.memberId },
+    ] });
+    fingerprint.push(`private=${o.memberId}`);
+  }
   if (res.hiddenByDefault && !givenFilters.has(res.hiddenByDefault.filter)) {
     const h = res.hiddenByDefault;
     conditions.push({ column: h.column, kind: 'boolean', op: 'eq', value: h.value });

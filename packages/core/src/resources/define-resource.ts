@@ -169,6 +169,12 @@ export interface ResourceSpec<F extends Record<string, FieldDef<any>> = Record<s
    * permission; the resource's scopes are no role permission either.
    */
   ownedBy?: string;
+  /**
+   * Rows whose `field` holds `value` are private to the member in `owner`
+   * (a private document): everyone else lists, reads, expands and changes
+   * them as if they did not exist (404), whatever their role.
+   */
+  privateTo?: { field: string; value: string | boolean; owner: string };
   /** Column values every row holds: written on insert, required by every read (a table shared with other kinds of rows). */
   fixed?: Record<string, string>;
   /** Writes emit webhook events (default true); false keeps the resource out of the event catalog. */
@@ -240,7 +246,7 @@ export function defineResource<const F extends Record<string, FieldDef<any>>>(sp
     ...(softDelete ? softDeleteFields : {}),
     ...spec.fields,
   };
-  for (const [what, key] of [['ownedBy', spec.ownedBy], ['revokeField', spec.revokeField], ['projectField', spec.projectField], ['projectFrom', spec.projectFrom]] as const) {
+  for (const [what, key] of [['ownedBy', spec.ownedBy], ['privateTo.field', spec.privateTo?.field], ['privateTo.owner', spec.privateTo?.owner], ['revokeField', spec.revokeField], ['projectField', spec.projectField], ['projectFrom', spec.projectFrom]] as const) {
     if (key !== undefined && !(key in fields)) throw new Error(`pmapi: ${spec.name}.${what} names no field '${key}'`);
   }
   if (spec.projectFrom && (!spec.projectField || !fields[spec.projectFrom]!.ref || fields[spec.projectFrom]!.mode !== 'createOnly')) {

@@ -13,14 +13,15 @@ import { taskResource } from './task.resource';
 import { webhookResource } from './webhook.resource';
 import { personalAccessTokenResource } from './personal-access-token.resource';
 import { checklistItemResource, checklistResource } from './checklist.resource';
+import { documentFolderResource, documentResource } from './document.resource';
 import type { Resource } from './define-resource';
 
 /** Every built-in resource of the v3 API. */
 export const builtinResources: readonly Resource[] = [
   actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
-  personalAccessTokenResource, checklistResource, checklistItemResource,
+  personalAccessTokenResource, checklistResource, checklistItemResource, documentFolderResource, documentResource,
 ];
 export {
   actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
-  personalAccessTokenResource, checklistResource, checklistItemResource,
+  personalAccessTokenResource, checklistResource, checklistItemResource, documentFolderResource, documentResource,
 };

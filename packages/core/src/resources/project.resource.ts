@@ -110,10 +110,10 @@ export const projectResource = defineResource({
       await assertUniqueName(ctx, rec.portfolioId, rec.name, rec.id);
     },
     async beforeDestroy(ctx, rec) {
-      // Purge: a project's tasks, lists and statuses go with it.
-      for (const child of ['task', 'list', 'status']) {
+      // Purge: a project's tasks, lists, statuses, documents (trashed ones too) and document folders go with it.
+      for (const child of ['task', 'list', 'status', 'document', 'documentFolder']) {
         const res = ctx.registry.get(child);
-        const ids = (await ctx.repo.findWhere(res, ctx.teamId, { projectId: rec.id })).map((r) => r.id);
+        const ids = (await ctx.repo.findBy(res, ctx.teamId, res.columnOf.projectId!, [rec.id], { includeTrashed: true })).map((r) => r.id);
         const kinds = Object.keys(res.relations ?? {}).map((r) => `${res.name}.${r}`);
         for (let i = 0; i < ids.length; i += 500) {
           await ctx.repo.dropLinks({ kinds, parentIds: ids.slice(i, i + 500) });

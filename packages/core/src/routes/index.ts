@@ -1,6 +1,7 @@
 import type { CustomRoute } from '../http/routes';
+import { documentRoutes } from './documents';
 import { searchRoutes } from './search';
 import { webhookRoutes } from './webhooks';
 
 /** The routes beyond the standard operations, in matching order. */
-export const builtinRoutes: readonly CustomRoute[] = [...searchRoutes, ...webhookRoutes];
+export const builtinRoutes: readonly CustomRoute[] = [...searchRoutes, ...webhookRoutes, ...documentRoutes];

@@ -11,6 +11,7 @@ export const ACCESSIBLE_PROJECTS_MAX = 1000;
 export function accessFields(res: Resource): string[] {
   const out = ['id'];
   if (res.ownedBy) out.push(res.ownedBy);
+  if (res.privateTo) out.push(res.privateTo.field, res.privateTo.owner);
   if (res.projectContainer) out.push('ownerId', 'accessType');
   else if (res.projectField) out.push(res.projectField);
   return out;
@@ -70,8 +71,15 @@ export class ProjectAccess implements ProjectAccessView {
     return out;
   }
 
+  /** Is this a private record (`privateTo`) of another member? Such a record is answered and expanded like a missing one. */
+  private hidden(res: Resource, rec: Rec): boolean {
+    const p = res.privateTo;
+    return !!p && rec[p.field] === p.value && rec[p.owner] !== this.ctx.principal.memberId;
+  }
+
   /** Keep only the records (of a project, or of rows of projects) the caller may open. */
   async filterRecords(res: Resource, recs: Rec[]): Promise<Rec[]> {
+    if (res.privateTo) recs = recs.filter((r) => !this.hidden(res, r));
     if (this.seesAll || recs.length === 0) return recs;
     const field = res.projectKey;
     if (!field) return recs;
@@ -93,6 +101,7 @@ export class ProjectAccess implements ProjectAccessView {
   async assertRecord(res: Resource, rec: Rec): Promise<void> {
     // Another member's personal record is answered like an unknown id.
     if (res.ownedBy && rec[res.ownedBy] !== this.ctx.principal.memberId) throw notFound(res.name, rec.id);
+    if (this.hidden(res, rec)) throw notFound(res.name, rec.id);
     if (res.projectContainer) {
       if (!(await this.canOpen(rec))) throw new ProblemError('project_access_denied', `You have no access to project ${rec.id}`, { projectId: rec.id });
     } else if (res.projectField && typeof rec[res.projectField] === 'string') {

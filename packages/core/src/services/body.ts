@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { clip, validationError, ProblemError, type FieldError } from '../errors/problem';
 import type { Resource } from '../resources/define-resource';
 import { parseInstant } from '../query/parse';
@@ -100,4 +101,28 @@ export function prepareBody(res: Resource, body: unknown, op: 'create' | 'update
     throw new ProblemError('empty_update', 'The update body holds no writable fields');
   }
   return { values, relations, expectedUpdatedAt };
+}
+
+/**
+ * Validate a purpose-built operation body exactly (spec rule 13): `schema`
+ * is a strict object, so an unknown key is `unrecognized_key`; a missing
+ * field is `required`; a rule's own code (`params.code`) is kept.
+ */
+export function parseOperationBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  const input = body === undefined || body === null ? {} : body;
+  if (!isPlainObject(input)) throw validationError([{ field: '', code: 'invalid_type', message: 'the body must be a JSON object' }]);
+  const r = schema.safeParse(input);
+  if (r.success) return r.data;
+  const errors: FieldError[] = [];
+  for (const issue of r.error.issues) {
+    const at = issue.path.map(String);
+    if (issue.code === 'unrecognized_keys') {
+      for (const k of issue.keys) errors.push({ field: [...at, k].join('.'), code: 'unrecognized_key', message: `the operation takes no field '${clip(k, 100)}'` });
+      continue;
+    }
+    const own = issue.code === 'custom' ? (issue.params as { code?: unknown } | undefined)?.code : undefined;
+    const missing = at.length === 1 && input[at[0]!] === undefined;
+    errors.push({ field: at.join('.'), code: typeof own === 'string' ? own : missing ? 'required' : issue.code, message: missing ? `${at[0]} is required` : issue.message });
+  }
+  throw validationError(errors);
 }

@@ -4,10 +4,13 @@ import type { FilterOp, StorageKind, StoredResource } from './shape';
 export interface Condition {
   column: string;
   kind: StorageKind;
-  op: FilterOp;
+  /** A filter operator, or `ne` (conditions the engine adds itself, never a client's filter). */
+  op: FilterOp | 'ne';
   value: unknown;
   /** Through a many-to-many relation: `links.kind`. */
   linkKind?: string;
+  /** Holds when any of these holds (then `column`, `kind`, `op` and `value` are unused). */
+  any?: Condition[];
 }
 
 export interface SortPlan {

@@ -440,14 +440,16 @@ export class Repo {
   private pageParams(plan: ListPlan, teamId: string, take: number): unknown[] {
     const d = this.dialect;
     const out: unknown[] = [teamId, ...fixedValues(plan.resource)];
-    for (const c of plan.conditions) {
+    const push = (c: Condition): void => {
       const enc = (v: unknown) => (v === null ? null : d.encode(c.kind, v));
-      if (c.linkKind) out.push(c.linkKind, ...(c.op === 'in' ? (c.value as string[]) : [c.value]));
+      if (c.any) for (const x of c.any) push(x);
+      else if (c.linkKind) out.push(c.linkKind, ...(c.op === 'in' ? (c.value as string[]) : [c.value]));
       else if (c.op === 'in') out.push(...(c.value as unknown[]).map(enc));
       else if (c.op === 'contains' || c.op === 'startsWith') out.push(likePattern(c.op, c.value));
-      else if (c.op === 'null' || c.op === 'notNull' || (c.op === 'eq' && c.value === null)) continue;
+      else if (c.op === 'null' || c.op === 'notNull' || (c.op === 'eq' && c.value === null)) return;
       else out.push(enc(c.value));
-    }
+    };
+    for (const c of plan.conditions) push(c);
     const b = plan.after;
     if (b) {
       if (b.value === null || b.value === undefined) out.push(b.id);
@@ -504,6 +506,7 @@ export class Repo {
 
   condition(eb: ExpressionBuilder<any, any>, c: Condition): Expression<SqlBool> {
     const d = this.dialect;
+    if (c.any) return eb.or(c.any.map((x) => this.condition(eb, x)));
     if (c.linkKind) {
       const ids = c.op === 'in' ? (c.value as string[]) : [c.value as string];
       return eb.exists(
@@ -517,6 +520,8 @@ export class Repo {
     switch (c.op) {
       case 'eq':
         return c.value === null ? eb(col, 'is', null) : eb(col, '=', enc(c.value));
+      case 'ne':
+        return eb(col, '<>', enc(c.value));
       case 'in':
         return eb(col, 'in', (c.value as unknown[]).map(enc));
       case 'gt':
@@ -695,13 +700,20 @@ function likePattern(op: 'contains' | 'startsWith', value: unknown): string {
 /** What of a list plan shapes its SQL text (not its values): see Repo.pageParams for the values. */
 function pageShape(plan: ListPlan): string {
   let key = `${plan.includeTrashed ? 't' : 'l'}|${plan.sort.column}:${plan.sort.desc ? 'd' : 'a'}:${plan.sort.nullable ? 'n' : ''}|`;
-  for (const c of plan.conditions) {
+  const add = (c: Condition): void => {
+    if (c.any) {
+      key += 'any(';
+      for (const x of c.any) add(x);
+      key += ');';
+      return;
+    }
     key += `${c.linkKind ?? ''}>${c.column}:${c.op}`;
     if (c.op === 'in') key += `#${(c.value as unknown[]).length}`;
     else if (c.op === 'eq' && c.value === null) key += '=null';
     else if (c.op === 'null' || c.op === 'notNull') key += `=${!!c.value}`;
     key += ';';
-  }
+  };
+  for (const c of plan.conditions) add(c);
   if (plan.after) key += plan.after.value === null || plan.after.value === undefined ? '|after-null' : '|after';
   return key;
 }

@@ -7,6 +7,7 @@ import { oauth } from './0004-oauth';
 import { personalAccessTokens } from './0005-personal-access-tokens';
 import { checklists } from './0006-checklists';
 import { unloggedRateLimits } from './0007-unlogged-rate-limits';
+import { documents } from './0008-documents';
 
 export { tableOf, createTable, type Cols } from './table';
 
@@ -28,6 +29,7 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0005_personal_access_tokens': personalAccessTokens(d),
     '0006_checklists': checklists(d),
     '0007_unlogged_rate_limits': unloggedRateLimits(d),
+    '0008_documents': documents(d),
   };
 }
 

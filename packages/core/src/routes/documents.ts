@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import type { CustomRoute } from '../http/routes';
+import type { WriteContext } from '../services/context';
+import type { OpResult } from '../services/engine';
+import { notFound, ProblemError } from '../errors/problem';
+import { iso } from '../clock/index';
+import { parseInstant } from '../query/parse';
+import { announce } from '../services/records';
+import { parseOperationBody } from '../services/body';
+import { materialize, EXPAND_ROW_BUDGET } from '../services/serialize';
+import { fieldError } from '../resources/rules';
+import { DOCUMENT_BODY_MAX } from '../resources/document.resource';
+import type { Rec } from '../resources/define-resource';
+
+/*
+ * The document operations (spec "Other resources": a document's body is set
+ * at creation and afterwards only extended by the append operation; a
+ * text-edit operation exists). Paths and bodies are "not shown":
+ * docs/not-shown.md "Documents". Each emits its operation event
+ * (document.append, document.editText) and answers the document.
+ */
+
+const expected = z.string().refine((s) => parseInstant(s) !== undefined, { message: 'must be the ISO 8601 updatedAt you last read', params: { code: 'invalid_timestamp' } });
+
+const appendBody = z.strictObject({
+  text: z.string().min(1, 'must not be empty').max(DOCUMENT_BODY_MAX, `must be at most ${DOCUMENT_BODY_MAX} characters`),
+  expectedUpdatedAt: expected.optional(),
+});
+
+const editTextBody = z.strictObject({
+  oldText: z.string().min(1, 'must not be empty').max(DOCUMENT_BODY_MAX, `must be at most ${DOCUMENT_BODY_MAX} characters`),
+  newText: z.string().max(DOCUMENT_BODY_MAX, `must be at most ${DOCUMENT_BODY_MAX} characters`),
+  replaceAll: z.boolean().optional(),
+  expectedUpdatedAt: expected.optional(),
+});
+
+/** The live document, locked, that the caller may open (a private one of another member is 404), checked against expectedUpdatedAt. */
+async function openDocument(ctx: WriteContext, id: string, expectedUpdatedAt: string | undefined): Promise<Rec> {
+  const res = ctx.registry.get('document');
+  const doc = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
+  if (!doc) throw notFound('document', id);
+  await ctx.access.assertRecord(res, doc);
+  if (expectedUpdatedAt !== undefined && parseInstant(expectedUpdatedAt) !== doc.updatedAt) {
+    throw new ProblemError('stale_write', `document ${id} changed since ${expectedUpdatedAt}`, { currentUpdatedAt: iso(doc.updatedAt) });
+  }
+  return doc;
+}
+
+/** Store a new body, stamp the change, emit the operation event and answer the document. */
+async function writeBody(ctx: WriteContext, doc: Rec, body: string, verb: 'append' | 'editText'): Promise<OpResult> {
+  const res = ctx.registry.get('document');
+  const values = { body, ...(await ctx.touch(doc.updatedAt)) };
+  if (!(await ctx.repo.update(res, ctx.teamId, doc.id, values, doc.updatedAt))) {
+    throw new ProblemError('stale_write', `document ${doc.id} changed while this operation ran`);
+  }
+  const after = { ...doc, ...values } as Rec;
+  await announce(ctx, res, after, verb);
+  const [shown] = await materialize(ctx, res, [after], { expand: { children: new Map() }, fields: new Map(), budget: { used: 0, max: EXPAND_ROW_BUDGET } });
+  return { status: 200, body: shown! };
+}
+
+/** Append `text` to the body, verbatim (the caller sends any separating newline); the result stays within the body limit. */
+async function append(ctx: WriteContext, id: string, raw: unknown): Promise<OpResult> {
+  const input = parseOperationBody(appendBody, raw);
+  const doc = await openDocument(ctx, id, input.expectedUpdatedAt);
+  const body = `${(doc.body as string | null) ?? ''}${input.text}`;
+  if (body.length > DOCUMENT_BODY_MAX) throw fieldError('text', 'too_big', `the body would exceed ${DOCUMENT_BODY_MAX} characters`);
+  return writeBody(ctx, doc, body, 'append');
+}
+
+/**
+ * Replace `oldText` with `newText`: exactly one occurrence must exist unless
+ * `replaceAll` (then every one). Absent: 409 `conflict` (the document no longer
+ * holds it); several without replaceAll: 400 `ambiguous_match` with `occurrences`.
+ */
+async function editText(ctx: WriteContext, id: string, raw: unknown): Promise<OpResult> {
+  const input = parseOperationBody(editTextBody, raw);
+  const doc = await openDocument(ctx, id, input.expectedUpdatedAt);
+  const current = (doc.body as string | null) ?? '';
+  const parts = current.split(input.oldText);
+  const occurrences = parts.length - 1;
+  if (occurrences === 0) throw new ProblemError('conflict', 'The document does not contain oldText', { field: 'oldText' });
+  if (occurrences > 1 && !input.replaceAll) {
+    throw new ProblemError('validation_failed', `oldText occurs ${occurrences} times; make it unique or send replaceAll: true`, {
+      errors: [{ field: 'oldText', code: 'ambiguous_match', message: `occurs ${occurrences} times` }], occurrences,
+    });
+  }
+  const body = parts.join(input.newText);
+  if (body.length > DOCUMENT_BODY_MAX) throw fieldError('newText', 'too_big', `the body would exceed ${DOCUMENT_BODY_MAX} characters`);
+  return writeBody(ctx, doc, body, 'editText');
+}
+
+export const documentRoutes: CustomRoute[] = [
+  {
+    method: 'POST', path: 'documents/{id}/append', scope: { resource: 'documents', action: 'write' }, write: true, subject: 'document',
+    run: (ctx, { params, body }) => append(ctx, params.id!, body),
+  },
+  {
+    method: 'POST', path: 'documents/{id}/edit-text', scope: { resource: 'documents', action: 'write' }, write: true, subject: 'document',
+    run: (ctx, { params, body }) => editText(ctx, params.id!, body),
+  },
+];
