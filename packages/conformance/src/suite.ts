@@ -12,6 +12,7 @@ import { statusesSuite } from './suites/resources/statuses';
 import { listsSuite } from './suites/resources/lists';
 import { labelsSuite } from './suites/resources/labels';
 import { checklistsSuite } from './suites/resources/checklists';
+import { documentsSuite } from './suites/resources/documents';
 import { tasksSuite } from './suites/tasks';
 import { hardeningSuite } from './suites/hardening';
 import { hardeningInputSuite } from './suites/hardening-input';
@@ -43,6 +44,7 @@ export function runConformance(factory: StoreFactory): void {
   listsSuite(factory);
   labelsSuite(factory);
   checklistsSuite(factory);
+  documentsSuite(factory);
   tasksSuite(factory);
   hardeningSuite(factory);
   hardeningInputSuite(factory);
