@@ -19,6 +19,13 @@ export const DOCUMENT_ACCESS_TYPES = ['project', 'private'] as const;
 export const FOLDER_NAME_MAX = 255;
 /** Deepest folder nesting (a root folder is depth 1). */
 export const FOLDER_DEPTH_MAX = 16;
+/**
+ * The links that attach documents to tasks (the task.attachDocument and
+ * task.detachDocument operations): parent the document, related the task.
+ * Not a declared relation, so it has no sub-routes and no membership events
+ * beyond the catalog; documents filter on it (`taskId[eq|in]`).
+ */
+export const DOCUMENT_TASK_LINK = 'document.tasks';
 
 /** A folder of the same project as the row placed in it, or 400 validation_failed `wrong_project` naming the field. */
 async function folderOfProject(ctx: WriteContext, field: string, folderId: string, projectId: unknown): Promise<Rec> {
@@ -49,6 +56,7 @@ export const documentResource = defineResource({
     title: { ops: ['eq', 'contains', 'startsWith'] },
     accessType: { ops: ['eq', 'in'] },
     createdById: { ops: ['eq', 'in'] },
+    taskId: { ops: ['eq', 'in'], relation: 'tasks' },
     createdAt: { ops: RANGE },
     updatedAt: { ops: RANGE },
   },
@@ -68,6 +76,9 @@ export const documentResource = defineResource({
     },
     async beforeUpdate(ctx, current, patch) {
       if (typeof patch.folderId === 'string' && patch.folderId !== current.folderId) await folderOfProject(ctx, 'folderId', patch.folderId, current.projectId);
+    },
+    async beforeDestroy(ctx, rec) {
+      await ctx.repo.dropLinks({ kinds: [DOCUMENT_TASK_LINK], parentIds: [rec.id] });
     },
   },
 });

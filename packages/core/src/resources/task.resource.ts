@@ -1,4 +1,5 @@
 import { ProblemError } from '../errors/problem';
+import { DOCUMENT_TASK_LINK } from './document.resource';
 import { defineResource, RANGE, type Rec } from './define-resource';
 import { customFieldsSchema, f } from './fields';
 import { fieldError, rejectPromotional } from './rules';
@@ -168,6 +169,8 @@ export const taskResource = defineResource({
         await ctx.repo.dropLinks({ kinds: ['task.connectedTasks'], relatedIds: [d.id] });
       }
       const gone = new Set(subtree.map((t) => t.id));
+      // Documents attached to these tasks stay; the attachments go.
+      await ctx.repo.dropLinks({ kinds: [DOCUMENT_TASK_LINK], relatedIds: [...gone] });
       const dependants = await ctx.repo.findBy(tasks, ctx.teamId, 'dependency_id', [...gone]);
       for (const d of dependants) if (!gone.has(d.id)) await patchRecord(ctx, tasks, d, { dependencyId: null });
       // What hangs off the subtasks (checklists, …) goes with them.

@@ -9,7 +9,7 @@ import { announce } from '../services/records';
 import { parseOperationBody } from '../services/body';
 import { materialize, EXPAND_ROW_BUDGET } from '../services/serialize';
 import { fieldError } from '../resources/rules';
-import { DOCUMENT_BODY_MAX } from '../resources/document.resource';
+import { DOCUMENT_BODY_MAX, DOCUMENT_TASK_LINK } from '../resources/document.resource';
 import type { Rec } from '../resources/define-resource';
 
 /*
@@ -90,6 +90,43 @@ async function editText(ctx: WriteContext, id: string, raw: unknown): Promise<Op
   return writeBody(ctx, doc, body, 'editText');
 }
 
+const attachBody = z.strictObject({ documentId: z.string().regex(/^[0-9A-Za-z_!]+$/, 'must be an id').max(64) });
+
+/**
+ * Attach a document to a task, or detach it (task.attachDocument,
+ * task.detachDocument). The task and the document must be ones the caller
+ * may open (a private document of another member is 404 `documentId`);
+ * detaching may name a document since trashed. A change bumps the task's
+ * updatedAt and emits the operation event with the task and the documentId;
+ * attaching an attached document (or detaching one that is not) changes
+ * nothing and emits nothing. Answers the task.
+ */
+async function attachment(ctx: WriteContext, taskId: string, raw: unknown, verb: 'attachDocument' | 'detachDocument'): Promise<OpResult> {
+  const { documentId } = parseOperationBody(attachBody, raw);
+  const tasks = ctx.registry.get('task');
+  const docs = ctx.registry.get('document');
+  const task = await ctx.repo.get(tasks, ctx.teamId, taskId, { lock: true });
+  if (!task) throw notFound('task', taskId);
+  await ctx.access.assertRecord(tasks, task);
+  const doc = await ctx.repo.get(docs, ctx.teamId, documentId, { includeTrashed: verb === 'detachDocument' });
+  if (!doc) throw new ProblemError('resource_not_found', `No document '${documentId}'`, { id: documentId, field: 'documentId' });
+  await ctx.access.assertRecord(docs, doc);
+  const changed = verb === 'attachDocument'
+    ? await ctx.repo.addLinks(DOCUMENT_TASK_LINK, ctx.teamId, documentId, [taskId], ctx.now)
+    : await ctx.repo.removeLinks(DOCUMENT_TASK_LINK, documentId, [taskId]);
+  let after = task;
+  if (changed.length) {
+    const values = { ...(await ctx.touch(task.updatedAt)) };
+    await ctx.repo.update(tasks, ctx.teamId, taskId, values);
+    after = { ...task, ...values } as Rec;
+  }
+  const [shown] = await materialize(ctx, tasks, [after], { expand: { children: new Map() }, fields: new Map(), budget: { used: 0, max: EXPAND_ROW_BUDGET } });
+  if (changed.length) {
+    ctx.emit({ type: `task.${verb}`, aggregateType: 'task', aggregateId: taskId, projectId: tasks.projectIdOf(after), payload: { task: shown, documentId } });
+  }
+  return { status: 200, body: shown! };
+}
+
 export const documentRoutes: CustomRoute[] = [
   {
     method: 'POST', path: 'documents/{id}/append', scope: { resource: 'documents', action: 'write' }, write: true, subject: 'document',
@@ -98,5 +135,13 @@ export const documentRoutes: CustomRoute[] = [
   {
     method: 'POST', path: 'documents/{id}/edit-text', scope: { resource: 'documents', action: 'write' }, write: true, subject: 'document',
     run: (ctx, { params, body }) => editText(ctx, params.id!, body),
+  },
+  {
+    method: 'POST', path: 'tasks/{id}/attach-document', scope: { resource: 'tasks', action: 'write' }, write: true, subject: 'task',
+    run: (ctx, { params, body }) => attachment(ctx, params.id!, body, 'attachDocument'),
+  },
+  {
+    method: 'POST', path: 'tasks/{id}/detach-document', scope: { resource: 'tasks', action: 'write' }, write: true, subject: 'task',
+    run: (ctx, { params, body }) => attachment(ctx, params.id!, body, 'detachDocument'),
   },
 ];

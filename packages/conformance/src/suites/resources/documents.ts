@@ -176,6 +176,61 @@ export function documentsSuite(factory: StoreFactory): void {
     });
   });
 
+  describe(`[${factory.name}] v3 Task operations attachDocument and detachDocument (spec "Events": task.attachDocument, task.detachDocument)`, () => {
+    const H = harnessPerDescribe(factory);
+    let p: any;
+    beforeAll(async () => {
+      p = await H().project({ name: 'Attach P', members: [H().a.owner.id, H().a.regular.id] });
+    });
+
+    it('attach answers the task with a later updatedAt and emits task.attachDocument; documents filter by taskId; attaching again changes nothing', async () => {
+      const t = await H().task(p.id, { name: 'Needs a spec' });
+      const d = ok(await H().post('/documents', { title: 'Spec', projectId: p.id }), 201);
+      H().clock.advance(1000);
+      const { result, events } = await during(H(), () => H().post(`/tasks/${t.id}/attach-document`, { documentId: d.id }));
+      const task = ok(result);
+      expect(task.id).toBe(t.id);
+      expect(Date.parse(task.updatedAt)).toBeGreaterThan(Date.parse(t.updatedAt));
+      const [ev] = ofType(events, 'task.attachDocument', t.id);
+      expect(ev.payload).toEqual({ task, documentId: d.id });
+      expect(ev.projectId).toBe(p.id);
+      expect(ids(await H().get(`/documents?taskId[eq]=${t.id}`))).toEqual([d.id]);
+      const again = await during(H(), () => H().post(`/tasks/${t.id}/attach-document`, { documentId: d.id }));
+      expect(ok(again.result).updatedAt).toBe(task.updatedAt);
+      expect(again.events).toEqual([]);
+      const off = await during(H(), () => H().post(`/tasks/${t.id}/detach-document`, { documentId: d.id }));
+      expect(ok(off.result).id).toBe(t.id);
+      expect(ofType(off.events, 'task.detachDocument', t.id)[0].payload.documentId).toBe(d.id);
+      expect(ids(await H().get(`/documents?taskId[eq]=${t.id}`))).toEqual([]);
+      expect((await during(H(), () => H().post(`/tasks/${t.id}/detach-document`, { documentId: d.id }))).events).toEqual([]);
+    });
+
+    it('the body is exactly {documentId} (rule 13); an unknown, other-workspace or another member\'s private document is 404', async () => {
+      const t = await H().task(p.id, { name: 'Strict' });
+      const d = ok(await H().post('/documents', { title: 'Doc', projectId: p.id }), 201);
+      invalid(await H().post(`/tasks/${t.id}/attach-document`, {}), 'documentId', 'required');
+      invalid(await H().post(`/tasks/${t.id}/attach-document`, { documentId: d.id, pinned: true }), 'pinned', 'unrecognized_key');
+      const missing = problem(await H().post(`/tasks/${t.id}/attach-document`, { documentId: 'nosuchdoc' }), 404, 'resource_not_found');
+      expect(missing.field).toBe('documentId');
+      const priv = ok(await H().post('/documents', { title: 'Mine', projectId: p.id, accessType: 'private' }, { token: H().a.regular.token }), 201);
+      problem(await H().post(`/tasks/${t.id}/attach-document`, { documentId: priv.id }), 404, 'resource_not_found');
+      ok(await H().post(`/tasks/${t.id}/attach-document`, { documentId: priv.id }, { token: H().a.regular.token }));
+      const bp = ok(await H().post('/projects', { name: 'B attach' }, { token: H().b.owner.token }), 201);
+      const bd = ok(await H().post('/documents', { title: 'B doc', projectId: bp.id }, { token: H().b.owner.token }), 201);
+      problem(await H().post(`/tasks/${t.id}/attach-document`, { documentId: bd.id }), 404, 'resource_not_found');
+      problem(await H().post(`/tasks/${t.id}/attach-document`, { documentId: d.id }, { token: H().b.owner.token }), 404, 'resource_not_found');
+    });
+
+    it('deleting a task drops its attachments and keeps the documents', async () => {
+      const t = await H().task(p.id, { name: 'Short-lived' });
+      const d = ok(await H().post('/documents', { title: 'Survivor', projectId: p.id }), 201);
+      ok(await H().post(`/tasks/${t.id}/attach-document`, { documentId: d.id }));
+      ok(await H().del(`/tasks/${t.id}`), 204);
+      expect(ids(await H().get(`/documents?taskId[eq]=${t.id}`))).toEqual([]);
+      expect(ok(await H().get(`/documents/${d.id}`)).title).toBe('Survivor');
+    });
+  });
+
   describe(`[${factory.name}] v3 Document folders: tree rules, delete keeps what the folder held, no events`, () => {
     const H = harnessPerDescribe(factory);
     let p: any;
