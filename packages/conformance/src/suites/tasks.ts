@@ -1,28 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { harness, type Harness, type Reply, type StoreFactory } from '../kit';
 import { during, harnessPerDescribe, ofType } from './shared';
-
-/** Assert a 2xx status (showing the body when it is not) and return the body. */
-function ok(r: Reply, status = 200): any {
-  expect(r.status, JSON.stringify(r.body)).toBe(status);
-  return r.body;
-}
-
-/** Assert a problem response: status, code, and that it is a problem body. */
-function problem(r: Reply, status: number, code: string): any {
-  expect({ status: r.status, code: r.body?.code }, JSON.stringify(r.body)).toEqual({ status, code });
-  expect(r.body.type).toBe(code);
-  return r.body;
-}
-
-/** A validation_failed problem naming `field` (and, when given, the per-field `fieldCode`). */
-function invalid(r: Reply, field: string, fieldCode?: string): void {
-  const b = problem(r, 400, 'validation_failed');
-  expect(Array.isArray(b.errors)).toBe(true);
-  const e = b.errors.find((x: any) => x.field === field);
-  expect(e, JSON.stringify(b.errors)).toBeDefined();
-  if (fieldCode) expect(e.code).toBe(fieldCode);
-}
+import { expectOk as ok, expectProblem as problem, expectInvalid as invalid } from './resources/helpers';
 
 const ids = (rows: any[]) => rows.map((r) => r.id);
 

@@ -180,7 +180,7 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
     const op = m[2] as FilterOp;
     if (!OPS.has(op) || !fd.ops.includes(op)) throw invalid(k, fd.ops.map((x) => `${name}[${x}]`), `${name} does not support the '${op}' operator`);
     givenFilters.add(name);
-    const cond = buildCondition(res, name, fd.field ?? name, fd.relation, op, v, k);
+    const cond = buildCondition(res, name, fd.field ?? name, fd.links ?? (fd.relation ? `${res.name}.${fd.relation}` : undefined), op, v, k);
     if (name === 'purgeAt') includeTrashed = true;
     conditions.push(cond);
     fingerprint.push(`${k}=${v}`);
@@ -226,13 +226,13 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
   return { plan, sortKey: page.sort!.key, filterKey, projectId, none };
 }
 
-function buildCondition(res: Resource, name: string, field: string, relation: string | undefined, op: FilterOp, raw: string, key: string): Condition {
+function buildCondition(res: Resource, name: string, field: string, linkKind: string | undefined, op: FilterOp, raw: string, key: string): Condition {
   if (op !== 'in' && raw.length > MAX_FILTER_VALUE) {
     throw invalid(key, `a value of at most ${MAX_FILTER_VALUE} characters`, `${key} takes a value of at most ${MAX_FILTER_VALUE} characters`);
   }
-  if (relation) {
+  if (linkKind) {
     const values = op === 'in' ? splitList(key, raw) : raw;
-    return { column: `${res.table}.id`, kind: 'text', op, value: values, linkKind: `${res.name}.${relation}` };
+    return { column: `${res.table}.id`, kind: 'text', op, value: values, linkKind };
   }
   const def = res.fields[field];
   if (!def) throw new Error(`pmapi: filter ${res.name}.${name} names unknown field ${field}`);

@@ -13,6 +13,8 @@ export interface FilterDef {
   field?: string;
   /** Filter through a many-to-many relation: rows linked to the given ids. */
   relation?: string;
+  /** Filter through links of this kind (this row the parent) that operations write, not a declared relation: rows linked to the given ids. */
+  links?: string;
 }
 
 export type ExpandDef =
@@ -275,7 +277,7 @@ export function defineResource<const F extends Record<string, FieldDef<any>>>(sp
   for (const [name, fd] of Object.entries(filters)) {
     const field = fd.field ?? name;
     const def = fields[field];
-    if (!fd.relation && def && !def.relation && SORTABLE_KINDS.has(def.kind)) sortFields.add(field);
+    if (!fd.relation && !fd.links && def && !def.relation && SORTABLE_KINDS.has(def.kind)) sortFields.add(field);
   }
   for (const s of [spec.defaultSort, spec.defaultSortWithoutProject]) if (s) sortFields.add(s.replace(/^-/, ''));
   const relationByPath: Record<string, string> = {};

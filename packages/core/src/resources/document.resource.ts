@@ -56,7 +56,7 @@ export const documentResource = defineResource({
     title: { ops: ['eq', 'contains', 'startsWith'] },
     accessType: { ops: ['eq', 'in'] },
     createdById: { ops: ['eq', 'in'] },
-    taskId: { ops: ['eq', 'in'], relation: 'tasks' },
+    taskId: { ops: ['eq', 'in'], links: DOCUMENT_TASK_LINK },
     createdAt: { ops: RANGE },
     updatedAt: { ops: RANGE },
   },

@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { harness, type Harness, type Reply, type StoreFactory } from '../../kit';
 import { DAY, sorted } from './helpers';
 import { during, harnessPerDescribe, ofType } from '../shared';
+import { expectOk as ok, expectProblem as problem, expectInvalid as invalid } from './helpers';
 
 /**
  * Checklists and checklist items (spec "Checklist and Checklist Item"), with
@@ -11,27 +12,6 @@ import { during, harnessPerDescribe, ofType } from '../shared';
  */
 
 const SECOND = 1000;
-
-/** Assert a status (showing the body when it differs) and return the body. */
-function ok(r: Reply, status = 200): any {
-  expect(r.status, JSON.stringify(r.body)).toBe(status);
-  return r.body;
-}
-
-/** Assert a problem response: status and code; returns the body. */
-function problem(r: Reply, status: number, code: string): any {
-  expect({ status: r.status, code: r.body?.code }, JSON.stringify(r.body)).toEqual({ status, code });
-  return r.body;
-}
-
-/** A 400 validation_failed naming `field` (and, when given, its per-field `fieldCode`). */
-function invalid(r: Reply, field: string, fieldCode?: string): void {
-  const b = problem(r, 400, 'validation_failed');
-  expect(Array.isArray(b.errors), JSON.stringify(b)).toBe(true);
-  const e = b.errors.find((x: any) => x.field === field);
-  expect(e, JSON.stringify(b.errors)).toBeDefined();
-  if (fieldCode) expect(e.code, JSON.stringify(b.errors)).toBe(fieldCode);
-}
 
 const ids = (rows: any[]): string[] => rows.map((r) => r.id);
 

@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import type { Reply, StoreFactory } from '../../kit';
 import { during, harnessPerDescribe, ofType } from '../shared';
+import { expectOk as ok, expectProblem as problem, expectInvalid as invalid } from './helpers';
 
 /**
  * Documents and document folders (spec "Other resources": a document's
@@ -14,22 +15,6 @@ import { during, harnessPerDescribe, ofType } from '../shared';
 const TITLE_MAX = 255;
 const BODY_MAX = 1_000_000;
 const FOLDER_DEPTH_MAX = 16;
-
-function ok(r: Reply, status = 200): any {
-  expect(r.status, JSON.stringify(r.body)).toBe(status);
-  return r.body;
-}
-
-function problem(r: Reply, status: number, code: string): any {
-  expect({ status: r.status, code: r.body?.code }, JSON.stringify(r.body)).toEqual({ status, code });
-  return r.body;
-}
-
-/** A 400 validation_failed naming `field` with the per-field code. */
-function invalid(r: Reply, field: string, fieldCode: string): void {
-  const b = problem(r, 400, 'validation_failed');
-  expect(b.errors.find((x: any) => x.field === field)?.code, JSON.stringify(b.errors)).toBe(fieldCode);
-}
 
 const ids = (r: Reply): string[] => ok(r).data.map((x: any) => x.id);
 

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { Reply } from '../../kit';
 
 /** Small helpers shared by the per-resource suites (formerly the top of suites/resources.ts). */
@@ -31,3 +32,25 @@ export function tint(color: string): string {
 }
 
 export const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Assert a status (showing the body when it differs) and return the body. */
+export function expectOk(r: Reply, status = 200): any {
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  return r.body;
+}
+
+/** Assert a problem response: status and code, and that its `type` is the code; returns the body. */
+export function expectProblem(r: Reply, status: number, code: string): any {
+  expect({ status: r.status, code: r.body?.code }, JSON.stringify(r.body)).toEqual({ status, code });
+  expect(r.body.type).toBe(code);
+  return r.body;
+}
+
+/** A 400 validation_failed naming `field` (and, when given, its per-field `fieldCode`). */
+export function expectInvalid(r: Reply, field: string, fieldCode?: string): void {
+  const b = expectProblem(r, 400, 'validation_failed');
+  expect(Array.isArray(b.errors), JSON.stringify(b)).toBe(true);
+  const e = b.errors.find((x: any) => x.field === field);
+  expect(e, JSON.stringify(b.errors)).toBeDefined();
+  if (fieldCode) expect(e.code, JSON.stringify(b.errors)).toBe(fieldCode);
+}
