@@ -4,7 +4,7 @@ import type { FilterOp, Resource } from '../resources/define-resource';
 import type { Registry } from '../resources/registry';
 import type { StorageKind } from '../resources/fields';
 import { invalidParam, PAGE_PARAMS, parsePageQuery, singleParams, unknownParam } from './page';
-import type { Condition, ExpandNode, ListPlan, SortPlan } from './plan';
+import type { Condition, ExpandNode, FieldCondition, ListPlan, SortPlan } from './plan';
 
 export { MAX_LIMIT, DEFAULT_LIMIT } from './page';
 export const MAX_EXPAND_DEPTH = 4;
@@ -198,7 +198,7 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
   if (res.privateTo) {
     // Private rows of other members are not there: shared rows, or the caller's own.
     const p = res.privateTo;
-    conditions.push({ column: '', kind: 'text', op: 'eq', value: null, any: [
+    conditions.push({ any: [
       { column: res.columnOf[p.field]!, kind: res.fields[p.field]!.kind, op: 'ne', value: p.value },
       { column: res.columnOf[p.owner]!, kind: 'text', op: 'eq', value: o.memberId },
     ] });
@@ -226,7 +226,7 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
   return { plan, sortKey: page.sort!.key, filterKey, projectId, none };
 }
 
-function buildCondition(res: Resource, name: string, field: string, linkKind: string | undefined, op: FilterOp, raw: string, key: string): Condition {
+function buildCondition(res: Resource, name: string, field: string, linkKind: string | undefined, op: FilterOp, raw: string, key: string): FieldCondition {
   if (op !== 'in' && raw.length > MAX_FILTER_VALUE) {
     throw invalid(key, `a value of at most ${MAX_FILTER_VALUE} characters`, `${key} takes a value of at most ${MAX_FILTER_VALUE} characters`);
   }

@@ -1,2 +1,2 @@
 /** The validated plans storage runs (defined in sql/, where they are consumed). */
-export type { Condition, SortPlan, Boundary, ExpandNode, ListPlan } from '../sql/plan';
+export type { Condition, FieldCondition, SortPlan, Boundary, ExpandNode, ListPlan } from '../sql/plan';

@@ -1,7 +1,7 @@
 import type { FilterOp, StorageKind, StoredResource } from './shape';
 
-/** One validated filter condition. Values are JS values (timestamps in ms). */
-export interface Condition {
+/** One validated condition on a column (or through links). Values are JS values (timestamps in ms). */
+export interface FieldCondition {
   column: string;
   kind: StorageKind;
   /** A filter operator, or `ne` (conditions the engine adds itself, never a client's filter). */
@@ -9,9 +9,10 @@ export interface Condition {
   value: unknown;
   /** Through a many-to-many relation: `links.kind`. */
   linkKind?: string;
-  /** Holds when any of these holds (then `column`, `kind`, `op` and `value` are unused). */
-  any?: Condition[];
 }
+
+/** A condition of a list plan: one on a field, or one that holds when any of its parts holds. */
+export type Condition = FieldCondition | { any: readonly Condition[] };
 
 export interface SortPlan {
   field: string;

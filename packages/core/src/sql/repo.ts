@@ -441,9 +441,12 @@ export class Repo {
     const d = this.dialect;
     const out: unknown[] = [teamId, ...fixedValues(plan.resource)];
     const push = (c: Condition): void => {
+      if ('any' in c) {
+        for (const x of c.any) push(x);
+        return;
+      }
       const enc = (v: unknown) => (v === null ? null : d.encode(c.kind, v));
-      if (c.any) for (const x of c.any) push(x);
-      else if (c.linkKind) out.push(c.linkKind, ...(c.op === 'in' ? (c.value as string[]) : [c.value]));
+      if (c.linkKind) out.push(c.linkKind, ...(c.op === 'in' ? (c.value as string[]) : [c.value]));
       else if (c.op === 'in') out.push(...(c.value as unknown[]).map(enc));
       else if (c.op === 'contains' || c.op === 'startsWith') out.push(likePattern(c.op, c.value));
       else if (c.op === 'null' || c.op === 'notNull' || (c.op === 'eq' && c.value === null)) return;
@@ -506,7 +509,7 @@ export class Repo {
 
   condition(eb: ExpressionBuilder<any, any>, c: Condition): Expression<SqlBool> {
     const d = this.dialect;
-    if (c.any) return eb.or(c.any.map((x) => this.condition(eb, x)));
+    if ('any' in c) return eb.or(c.any.map((x) => this.condition(eb, x)));
     if (c.linkKind) {
       const ids = c.op === 'in' ? (c.value as string[]) : [c.value as string];
       return eb.exists(
@@ -701,7 +704,7 @@ function likePattern(op: 'contains' | 'startsWith', value: unknown): string {
 function pageShape(plan: ListPlan): string {
   let key = `${plan.includeTrashed ? 't' : 'l'}|${plan.sort.column}:${plan.sort.desc ? 'd' : 'a'}:${plan.sort.nullable ? 'n' : ''}|`;
   const add = (c: Condition): void => {
-    if (c.any) {
+    if ('any' in c) {
       key += 'any(';
       for (const x of c.any) add(x);
       key += ');';
