@@ -57,8 +57,11 @@ export function clip(s: string, max: number): string {
 }
 
 /** 404 resource_not_found for an id that names nothing (unknown and malformed ids get this same answer). */
-export function notFound(subject: string, id: string): ProblemError {
-  return new ProblemError('resource_not_found', `No ${subject} '${clip(id, 100)}'`, { id: clip(id, 100) });
+export function notFound(subject: string, id: string, field?: string): ProblemError {
+  const shown = clip(id, 100);
+  // A body field naming the id: the problem names the field too.
+  if (field) return new ProblemError('resource_not_found', `${field}: no ${subject} '${shown}' in this workspace`, { field, id: shown });
+  return new ProblemError('resource_not_found', `No ${subject} '${shown}'`, { id: shown });
 }
 
 /**

@@ -3,11 +3,10 @@ import type { CustomRoute } from '../http/routes';
 import type { WriteContext } from '../services/context';
 import type { OpResult } from '../services/engine';
 import { notFound, ProblemError } from '../errors/problem';
-import { iso } from '../clock/index';
 import { parseInstant } from '../query/parse';
-import { announce } from '../services/records';
+import { announce, assertUnchangedSince, stampChange } from '../services/records';
 import { parseOperationBody } from '../services/body';
-import { materialize, EXPAND_ROW_BUDGET } from '../services/serialize';
+import { presentRecord } from '../services/serialize';
 import { fieldError } from '../resources/rules';
 import { DOCUMENT_BODY_MAX, DOCUMENT_TASK_LINK } from '../resources/document.resource';
 import type { Rec } from '../resources/define-resource';
@@ -40,23 +39,16 @@ async function openDocument(ctx: WriteContext, id: string, expectedUpdatedAt: st
   const doc = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
   if (!doc) throw notFound('document', id);
   await ctx.access.assertRecord(res, doc);
-  if (expectedUpdatedAt !== undefined && parseInstant(expectedUpdatedAt) !== doc.updatedAt) {
-    throw new ProblemError('stale_write', `document ${id} changed since ${expectedUpdatedAt}`, { currentUpdatedAt: iso(doc.updatedAt) });
-  }
+  assertUnchangedSince(res, doc, expectedUpdatedAt === undefined ? undefined : parseInstant(expectedUpdatedAt));
   return doc;
 }
 
 /** Store a new body, stamp the change, emit the operation event and answer the document. */
 async function writeBody(ctx: WriteContext, doc: Rec, body: string, verb: 'append' | 'editText'): Promise<OpResult> {
   const res = ctx.registry.get('document');
-  const values = { body, ...(await ctx.touch(doc.updatedAt)) };
-  if (!(await ctx.repo.update(res, ctx.teamId, doc.id, values, doc.updatedAt))) {
-    throw new ProblemError('stale_write', `document ${doc.id} changed while this operation ran`);
-  }
-  const after = { ...doc, ...values } as Rec;
+  const after = await stampChange(ctx, res, doc, { body });
   await announce(ctx, res, after, verb);
-  const [shown] = await materialize(ctx, res, [after], { expand: { children: new Map() }, fields: new Map(), budget: { used: 0, max: EXPAND_ROW_BUDGET } });
-  return { status: 200, body: shown! };
+  return { status: 200, body: await presentRecord(ctx, res, after) };
 }
 
 /** Append `text` to the body, verbatim (the caller sends any separating newline); the result stays within the body limit. */
@@ -109,22 +101,17 @@ async function attachment(ctx: WriteContext, taskId: string, raw: unknown, verb:
   if (!task) throw notFound('task', taskId);
   await ctx.access.assertRecord(tasks, task);
   const doc = await ctx.repo.get(docs, ctx.teamId, documentId, { includeTrashed: verb === 'detachDocument' });
-  if (!doc) throw new ProblemError('resource_not_found', `No document '${documentId}'`, { id: documentId, field: 'documentId' });
+  if (!doc) throw notFound('document', documentId, 'documentId');
   await ctx.access.assertRecord(docs, doc);
   const changed = verb === 'attachDocument'
     ? await ctx.repo.addLinks(DOCUMENT_TASK_LINK, ctx.teamId, documentId, [taskId], ctx.now)
     : await ctx.repo.removeLinks(DOCUMENT_TASK_LINK, documentId, [taskId]);
-  let after = task;
-  if (changed.length) {
-    const values = { ...(await ctx.touch(task.updatedAt)) };
-    await ctx.repo.update(tasks, ctx.teamId, taskId, values);
-    after = { ...task, ...values } as Rec;
-  }
-  const [shown] = await materialize(ctx, tasks, [after], { expand: { children: new Map() }, fields: new Map(), budget: { used: 0, max: EXPAND_ROW_BUDGET } });
+  const after = changed.length ? await stampChange(ctx, tasks, task, {}) : task;
+  const shown = await presentRecord(ctx, tasks, after);
   if (changed.length) {
     ctx.emit({ type: `task.${verb}`, aggregateType: 'task', aggregateId: taskId, projectId: tasks.projectIdOf(after), payload: { task: shown, documentId } });
   }
-  return { status: 200, body: shown! };
+  return { status: 200, body: shown };
 }
 
 export const documentRoutes: CustomRoute[] = [

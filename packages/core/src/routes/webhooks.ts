@@ -6,8 +6,8 @@ import { notFound, ProblemError } from '../errors/problem';
 import { iso } from '../clock/index';
 import { parsePageQuery, singleParams, unknownParam, type PageSpec } from '../query/page';
 import { takePage, v3Page } from '../presenters/v3';
-import { announce } from '../services/records';
-import { materialize, EXPAND_ROW_BUDGET } from '../services/serialize';
+import { announce, stampChange } from '../services/records';
+import { presentRecord } from '../services/serialize';
 import { newWebhookSecret } from '../resources/webhook.resource';
 import { signWebhook } from '../webhooks/sign';
 import { webhookRuntime } from '../webhooks/runtime';
@@ -32,23 +32,14 @@ async function findWebhook(ctx: ReadContext, id: string, lock = false): Promise<
   return rec;
 }
 
-async function presentWebhook(ctx: ReadContext, rec: Rec): Promise<Record<string, unknown>> {
-  const [obj] = await materialize(ctx, ctx.registry.get('webhook'), [rec], {
-    expand: { children: new Map() }, fields: new Map(), budget: { used: 0, max: EXPAND_ROW_BUDGET },
-  });
-  return obj!;
-}
-
 /** A new secret at once; the old one stops signing with this commit (no overlap). Emits webhook.rotateSecret without the secret. */
 async function rotateSecret(ctx: WriteContext, id: string): Promise<OpResult> {
   const res = ctx.registry.get('webhook');
   const current = await findWebhook(ctx, id, true);
   const secret = newWebhookSecret(ctx);
-  const values = { secret, ...(await ctx.touch(current.updatedAt)) };
-  await ctx.repo.update(res, ctx.teamId, id, values);
-  const after = { ...current, ...values } as Rec;
+  const after = await stampChange(ctx, res, current, { secret });
   await announce(ctx, res, after, 'rotateSecret');
-  const body = await presentWebhook(ctx, after);
+  const body = await presentRecord(ctx, res, after);
   // An Idempotency-Key replay answers the webhook without the secret (like create, spec rule 8).
   return { status: 200, body: { ...body, secret }, replay: { status: 200, body } };
 }

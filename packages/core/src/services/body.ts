@@ -76,11 +76,7 @@ export function prepareBody(res: Resource, body: unknown, op: 'create' | 'update
     }
     const r = def.schema.safeParse(raw);
     if (!r.success) {
-      for (const issue of r.error.issues) {
-        // A declaration's own rule names its code in `params.code`; zod's codes otherwise.
-        const own = issue.code === 'custom' ? (issue.params as { code?: unknown } | undefined)?.code : undefined;
-        errors.push({ field: [key, ...issue.path.map(String)].join('.'), code: typeof own === 'string' ? own : issue.code, message: issue.message });
-      }
+      for (const issue of r.error.issues) errors.push(issueError(issue, [key, ...issue.path.map(String)]));
       continue;
     }
     let v = r.data;
@@ -120,9 +116,14 @@ export function parseOperationBody<S extends z.ZodType>(schema: S, body: unknown
       for (const k of issue.keys) errors.push({ field: [...at, k].join('.'), code: 'unrecognized_key', message: `the operation takes no field '${clip(k, 100)}'` });
       continue;
     }
-    const own = issue.code === 'custom' ? (issue.params as { code?: unknown } | undefined)?.code : undefined;
     const missing = at.length === 1 && input[at[0]!] === undefined;
-    errors.push({ field: at.join('.'), code: typeof own === 'string' ? own : missing ? 'required' : issue.code, message: missing ? `${at[0]} is required` : issue.message });
+    errors.push(missing ? { field: at[0]!, code: 'required', message: `${at[0]} is required` } : issueError(issue, at));
   }
   throw validationError(errors);
+}
+
+/** A zod issue as a field error at `at`: a declaration's own rule names its code in `params.code`; zod's codes otherwise. */
+function issueError(issue: z.core.$ZodIssue, at: readonly string[]): FieldError {
+  const own = issue.code === 'custom' ? (issue.params as { code?: unknown } | undefined)?.code : undefined;
+  return { field: at.join('.'), code: typeof own === 'string' ? own : issue.code, message: issue.message };
 }

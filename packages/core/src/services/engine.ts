@@ -14,7 +14,7 @@ import type { ParsedList, ReadPlan } from '../query/parse';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
 import { OversizedArray } from '../http/body';
-import { destroyDependants, followProject, newRecord } from './records';
+import { assertUnchangedSince, destroyDependants, followProject, newRecord } from './records';
 import { materialize, toResponse, assertExpandReadable, jsonShape, jsonPagePlan, EXPAND_ROW_BUDGET } from './serialize';
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
 import type { EngineConfig } from './config';
@@ -67,9 +67,7 @@ export class Engine {
         const known = seen.get(memoKey);
         if (known) return known;
         const rec = await base.repo.get(res, principal.teamId, id);
-        if (!rec) {
-          throw new ProblemError('resource_not_found', field ? `${field}: no ${res.name} '${id}' in this workspace` : `No ${res.name} '${id}'`, field ? { field, id } : { id });
-        }
+        if (!rec) throw notFound(res.name, id, field);
         seen.set(memoKey, rec);
         return rec;
       },
@@ -275,11 +273,7 @@ export class Engine {
     if (!current) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
     const { values: patch, relations, expectedUpdatedAt } = prepareBody(res, body, 'update');
-    if (expectedUpdatedAt !== undefined && expectedUpdatedAt !== current.updatedAt) {
-      throw new ProblemError('stale_write', `${res.name} ${id} changed since ${iso(expectedUpdatedAt)}`, {
-        currentUpdatedAt: iso(current.updatedAt),
-      });
-    }
+    assertUnchangedSince(res, current, expectedUpdatedAt);
     for (const [key, v] of Object.entries(patch)) {
       const def = res.fields[key]!;
       if (def.mode === 'createOnly') {

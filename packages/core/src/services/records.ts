@@ -2,7 +2,9 @@ import type { Rec, Resource } from '../resources/define-resource';
 import type { WriteContext } from './context';
 import type { Repo } from '../sql/repo';
 import type { IdGenerator } from '../ids/index';
-import { materialize, EXPAND_ROW_BUDGET } from './serialize';
+import { presentRecord } from './serialize';
+import { ProblemError } from '../errors/problem';
+import { iso } from '../clock/index';
 
 /**
  * Insert a row of any resource from a hook (a project's default status, …),
@@ -49,13 +51,31 @@ export async function seedRecord(repo: Repo, ids: IdGenerator, res: Resource, te
   return rec;
 }
 
+/**
+ * Store `values` on a row read under a row lock (or in a serialised writer),
+ * with the common stamps of the change (a strictly later `updatedAt`, the
+ * calling actor); returns the row as it now is. The caller announces it.
+ */
+export async function stampChange(ctx: WriteContext, res: Resource, current: Rec, values: Record<string, unknown>): Promise<Rec> {
+  const all = { ...values, ...(await ctx.touch(current.updatedAt)) };
+  await ctx.repo.update(res, ctx.teamId, current.id, all);
+  return { ...current, ...all } as Rec;
+}
+
+/** Spec "Standard operations" rule 10: a write naming the updatedAt it last read is refused with 409 stale_write when the row changed since. */
+export function assertUnchangedSince(res: Resource, current: Rec, expectedUpdatedAt: number | undefined): void {
+  if (expectedUpdatedAt !== undefined && expectedUpdatedAt !== current.updatedAt) {
+    throw new ProblemError('stale_write', `${res.name} ${current.id} changed since ${iso(expectedUpdatedAt)}`, {
+      currentUpdatedAt: iso(current.updatedAt),
+    });
+  }
+}
+
 /** Update a row from a hook (a moved subtask, a cleared reference) and emit `updated`. */
 export async function patchRecord(ctx: WriteContext, res: Resource, stale: Rec, values: Record<string, unknown>): Promise<Rec> {
   // Re-read under a row lock so updatedAt stays strictly increasing against concurrent writers.
   const rec = (await ctx.repo.get(res, ctx.teamId, stale.id, { lock: true, includeTrashed: true })) ?? stale;
-  const all = { ...values, ...(await ctx.touch(rec.updatedAt)) };
-  await ctx.repo.update(res, ctx.teamId, rec.id, all);
-  const after = { ...rec, ...all } as Rec;
+  const after = await stampChange(ctx, res, rec, values);
   await announce(ctx, res, after, 'updated');
   await followProject(ctx, res, rec, after);
   return after;
@@ -103,7 +123,7 @@ export async function destroyDependants(ctx: WriteContext, res: Resource, ids: r
 /** Emit a lifecycle event carrying the resource's current response form. */
 export async function announce(ctx: WriteContext, res: Resource, rec: Rec, action: string): Promise<void> {
   if (!res.events) return;
-  const [payload] = await materialize(ctx, res, [rec], { expand: { children: new Map() }, fields: new Map(), budget: { used: 0, max: EXPAND_ROW_BUDGET } });
+  const payload = await presentRecord(ctx, res, rec);
   ctx.emit({
     type: `${res.name}.${action}`,
     aggregateType: res.name,

@@ -157,6 +157,12 @@ export async function materialize(ctx: ReadContext, res: Resource, recs: Rec[], 
   return outs;
 }
 
+/** One record in its plain response form (every field, nothing expanded): what events and operation answers carry. */
+export async function presentRecord(ctx: ReadContext, res: Resource, rec: Rec): Promise<Record<string, unknown>> {
+  const [out] = await materialize(ctx, res, [rec], { expand: { children: new Map() }, fields: new Map(), budget: { used: 0, max: EXPAND_ROW_BUDGET } });
+  return out!;
+}
+
 /**
  * The read fast path: when nothing is expanded and no hook computes a field,
  * a page's JSON is built by the database (`DialectSupport.jsonObject`) from
