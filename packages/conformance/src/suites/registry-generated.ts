@@ -147,7 +147,8 @@ const FIXTURES: Record<string, Fixture> = {
     async create(w, i) {
       const p = await w.home();
       const folders = await w.records('documentFolder');
-      return { title: nameOf(i), projectId: p.id, body: `# ${nameOf(i)}\n\nText ${i}.`, folderId: i === 1 ? null : folders[i % 2].id };
+      // The third is private (the owner's alone): the other roles' reads must answer 404 on both read paths.
+      return { title: nameOf(i), projectId: p.id, body: `# ${nameOf(i)}\n\nText ${i}.`, folderId: i === 1 ? null : folders[i % 2].id, ...(i === 2 ? { accessType: 'private' } : {}) };
     },
   },
   personalAccessToken: {

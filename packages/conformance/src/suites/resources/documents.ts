@@ -216,7 +216,7 @@ export function documentsSuite(factory: StoreFactory): void {
     });
   });
 
-  describe(`[${factory.name}] v3 Document folders: tree rules, delete keeps what the folder held, no events`, () => {
+  describe(`[${factory.name}] v3 Document folders (spec "Other resources"; docs/not-shown.md "Document folders"): tree rules, delete keeps what the folder held, no events`, () => {
     const H = harnessPerDescribe(factory);
     let p: any;
     const folder = async (body: Record<string, unknown>) => ok(await H().post('/document-folders', { name: 'F', projectId: p.id, ...body }), 201);
