@@ -42,12 +42,15 @@ export const documentResource = defineResource({
   policy: { regular: ['read', 'write', 'delete'], client: ['read'] },
   fields: {
     title: f.string({ trim: true, min: 1, max: DOCUMENT_TITLE_MAX, required: true }),
-    body: f.string({ max: DOCUMENT_BODY_MAX, mode: 'createOnly' }),
+    // Served only by GET /documents/{id} (like a project's defaultStatusId): a page of
+    // 200 documents, an expand or a webhook payload (1 MiB cap) never carries bodies.
+    body: f.string({ max: DOCUMENT_BODY_MAX, mode: 'createOnly', internal: true }),
     projectId: f.ref('project', { mode: 'createOnly' }),
     folderId: f.ref('documentFolder', { nullable: true }),
     accessType: f.enum(DOCUMENT_ACCESS_TYPES, { mode: 'createOnly' }),
     createdById: f.readOnly('text', { nullable: true }),
   },
+  extraResponseFields: ['body'],
   projectField: 'projectId',
   listParams: { projectId: {} },
   privateTo: { field: 'accessType', value: 'private', owner: 'createdById' },
@@ -79,6 +82,9 @@ export const documentResource = defineResource({
     },
     async beforeDestroy(ctx, rec) {
       await ctx.repo.dropLinks({ kinds: [DOCUMENT_TASK_LINK], parentIds: [rec.id] });
+    },
+    decorateGet(_ctx, rec, out, select) {
+      if (!select || select.has('body')) out.body = rec.body ?? '';
     },
   },
 });

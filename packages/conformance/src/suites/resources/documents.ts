@@ -27,12 +27,30 @@ export function documentsSuite(factory: StoreFactory): void {
       p = await H().project({ name: 'Docs P', members: [H().a.owner.id, H().a.regular.id, H().a.client.id] });
     });
 
-    it('POST /documents → 201: title trimmed, body as sent, accessType project by default, createdById the caller; GET answers the same', async () => {
+    it('POST /documents → 201: title trimmed, accessType project by default, createdById the caller; GET answers the same plus the body as sent', async () => {
       const d = ok(await H().post('/documents', { title: '  Release notes \t', projectId: p.id, body: '# Notes\n\nFirst.' }), 201);
-      expect(d).toMatchObject({ title: 'Release notes', projectId: p.id, body: '# Notes\n\nFirst.', accessType: 'project', folderId: null, createdById: H().a.owner.id, purgeAt: null });
-      expect(ok(await H().get(`/documents/${d.id}`))).toEqual(d);
+      expect(d).toMatchObject({ title: 'Release notes', projectId: p.id, accessType: 'project', folderId: null, createdById: H().a.owner.id, purgeAt: null });
+      expect(ok(await H().get(`/documents/${d.id}`))).toEqual({ ...d, body: '# Notes\n\nFirst.' });
       const empty = await doc();
-      expect(empty.body).toBe('');
+      expect(ok(await H().get(`/documents/${empty.id}`)).body).toBe('');
+    });
+
+    it('the body is served by GET /documents/{id} alone (like a project\'s defaultStatusId): never by lists, expands, write answers or event payloads; fields[documents] selects it on GET', async () => {
+      const { result, events } = await during(H(), () => H().post('/documents', { title: 'Big', projectId: p.id, body: 'b'.repeat(5000) }));
+      const d = ok(result, 201);
+      expect(d).not.toHaveProperty('body');
+      expect(ofType(events, 'document.created', d.id)[0].payload.document).not.toHaveProperty('body');
+      const listed = ok(await H().get(`/documents?projectId=${p.id}&limit=200`)).data.find((x: any) => x.id === d.id);
+      expect(listed).toEqual(d);
+      const folder = ok(await H().post('/document-folders', { name: 'Holder', projectId: p.id }), 201);
+      const moved = await during(H(), () => H().patch(`/documents/${d.id}`, { folderId: folder.id }));
+      expect(ok(moved.result)).not.toHaveProperty('body');
+      expect(ofType(moved.events, 'document.updated', d.id)[0].payload.document).not.toHaveProperty('body');
+      const expanded = ok(await H().get(`/document-folders/${folder.id}?expand=documents`)).documents;
+      expect(expanded.map((x: any) => x.id)).toEqual([d.id]);
+      expect(expanded[0]).not.toHaveProperty('body');
+      expect(ok(await H().get(`/documents/${d.id}?fields[documents]=title`))).toEqual({ id: d.id, title: 'Big' });
+      expect(ok(await H().get(`/documents/${d.id}?fields[documents]=body`))).toEqual({ id: d.id, body: 'b'.repeat(5000) });
     });
 
     it('title: required, 1-255 characters after trimming; a create without projectId is project_not_specified', async () => {
@@ -63,9 +81,8 @@ export function documentsSuite(factory: StoreFactory): void {
       H().clock.advance(1000);
       const { result, events } = await during(H(), () => H().post(`/documents/${d.id}/append`, { text: '\nLine 2' }));
       const after = ok(result);
-      expect(after.body).toBe('Line 1\nLine 2');
       expect(Date.parse(after.updatedAt)).toBeGreaterThan(Date.parse(d.updatedAt));
-      expect(ok(await H().get(`/documents/${d.id}`))).toEqual(after);
+      expect(ok(await H().get(`/documents/${d.id}`))).toEqual({ ...after, body: 'Line 1\nLine 2' });
       const [ev] = ofType(events, 'document.append', d.id);
       expect(ev.payload.document).toEqual(after);
       expect(ev.projectId).toBe(p.id);
@@ -86,20 +103,25 @@ export function documentsSuite(factory: StoreFactory): void {
       const d = await doc({ body: 'x'.repeat(BODY_MAX - 2) });
       invalid(await H().post(`/documents/${d.id}/append`, { text: 'abc' }), 'text', 'too_big');
       expect(ok(await H().get(`/documents/${d.id}`)).body).toHaveLength(BODY_MAX - 2);
-      expect(ok(await H().post(`/documents/${d.id}/append`, { text: 'ab' })).body).toHaveLength(BODY_MAX);
+      ok(await H().post(`/documents/${d.id}/append`, { text: 'ab' }));
+      expect(ok(await H().get(`/documents/${d.id}`)).body).toHaveLength(BODY_MAX);
     });
 
     it('edit-text replaces the one occurrence of oldText and emits document.editText; absent is 409 conflict, several is 400 ambiguous_match unless replaceAll', async () => {
       const d = await doc({ body: 'alpha beta alpha gamma' });
       const { result, events } = await during(H(), () => H().post(`/documents/${d.id}/edit-text`, { oldText: 'beta', newText: 'BETA' }));
-      expect(ok(result).body).toBe('alpha BETA alpha gamma');
+      ok(result);
+      const text = async () => ok(await H().get(`/documents/${d.id}`)).body;
+      expect(await text()).toBe('alpha BETA alpha gamma');
       expect(ofType(events, 'document.editText', d.id)).toHaveLength(1);
       problem(await H().post(`/documents/${d.id}/edit-text`, { oldText: 'delta', newText: 'x' }), 409, 'conflict');
       const amb = await H().post(`/documents/${d.id}/edit-text`, { oldText: 'alpha', newText: 'A' });
       invalid(amb, 'oldText', 'ambiguous_match');
       expect(amb.body.occurrences).toBe(2);
-      expect(ok(await H().post(`/documents/${d.id}/edit-text`, { oldText: 'alpha', newText: 'A', replaceAll: true })).body).toBe('A BETA A gamma');
-      expect(ok(await H().post(`/documents/${d.id}/edit-text`, { oldText: ' gamma', newText: '' })).body).toBe('A BETA A');
+      ok(await H().post(`/documents/${d.id}/edit-text`, { oldText: 'alpha', newText: 'A', replaceAll: true }));
+      expect(await text()).toBe('A BETA A gamma');
+      ok(await H().post(`/documents/${d.id}/edit-text`, { oldText: ' gamma', newText: '' }));
+      expect(await text()).toBe('A BETA A');
       invalid(await H().post(`/documents/${d.id}/edit-text`, { oldText: '', newText: 'x' }), 'oldText', 'too_small');
       invalid(await H().post(`/documents/${d.id}/edit-text`, { oldText: 'A' }), 'newText', 'required');
       invalid(await H().post(`/documents/${d.id}/edit-text`, { oldText: 'A', newText: 'B', mode: 'regex' }), 'mode', 'unrecognized_key');
