@@ -46,7 +46,7 @@ describe.skipIf(!url)('[postgres] faults: the process survives, nothing is half-
     api = await createPmapi({ store, onError: () => {}, rateLimiter: createRateLimiter({ store: 'memory' }) });
     const ws = await api.admin.createWorkspace({ name: 'Faults', owner: { name: 'F' } });
     token = (await api.admin.issueToken(ws.ownerMemberId, { scopes: ['read', 'write', 'delete'] })).token;
-    projectId = JSON.parse((await call('POST', '/projects', { name: 'Faulty' })).body!).id;
+    projectId = JSON.parse((await call('POST', '/projects', { name: 'Faulty' })).body as string).id;
   });
 
   afterAll(async () => {
@@ -64,7 +64,7 @@ describe.skipIf(!url)('[postgres] faults: the process survives, nothing is half-
   }
 
   async function countTasks(name: string) {
-    const list = JSON.parse((await call('GET', `/tasks?projectId=${projectId}&name[eq]=${encodeURIComponent(name)}&includeTotal=true`)).body!);
+    const list = JSON.parse((await call('GET', `/tasks?projectId=${projectId}&name[eq]=${encodeURIComponent(name)}&includeTotal=true`)).body as string);
     return list.total as number;
   }
 
@@ -73,7 +73,7 @@ describe.skipIf(!url)('[postgres] faults: the process survives, nothing is half-
     const r = await call('POST', '/tasks', { name: 'doomed', projectId });
     expect(r.status).toBe(503);
     expect(r.headers['retry-after']).toBe('1');
-    expect(JSON.parse(r.body!).code).toBe('service_unavailable');
+    expect(JSON.parse(r.body as string).code).toBe('service_unavailable');
     expect(await countTasks('doomed')).toBe(0);
     const events = await store.db.selectFrom('outbox').select('id').where('type', '=', 'task.created').execute();
     const tasks = await store.db.selectFrom('tasks').select('id').execute();
@@ -97,7 +97,7 @@ describe.skipIf(!url)('[postgres] faults: the process survives, nothing is half-
     await Promise.all(Array.from({ length: 6 }, async (_, w) => {
       for (let i = 0; i < 25; i++) {
         const r = await call('POST', '/tasks', { name: `load ${w}-${i}`, projectId });
-        results.push({ status: r.status, id: r.status === 201 ? JSON.parse(r.body!).id : undefined, ...(r.status !== 201 && r.status !== 503 ? { body: r.body } : {}) });
+        results.push({ status: r.status, id: r.status === 201 ? JSON.parse(r.body as string).id : undefined, ...(r.status !== 201 && r.status !== 503 ? { body: r.body as string } : {}) });
       }
     }));
     stop = true;
@@ -127,7 +127,7 @@ describe.skipIf(!url)('[postgres] faults: the process survives, nothing is half-
       await holder.query('rollback');
       await holder.end();
     }
-    const after = JSON.parse((await call('GET', `/projects/${projectId}`)).body!);
+    const after = JSON.parse((await call('GET', `/projects/${projectId}`)).body as string);
     expect(after.description).toBeNull();
   });
 

@@ -44,7 +44,7 @@ describe('OAuth 2.1: large forms are refused before they are parsed', () => {
     for (const body of [form(450_000), form(2_500)]) {
       const token = await api.oauth!.handle({ method: 'POST', url: '/oauth/token', headers, body, remoteAddress: '127.0.0.1' });
       expect(token.status).toBe(400);
-      expect(JSON.parse(token.body!)).toMatchObject({ error: 'invalid_request' });
+      expect(JSON.parse(token.body as string)).toMatchObject({ error: 'invalid_request' });
       expect(token.body!.length).toBeLessThan(1024);
       const consent = await api.oauth!.handle({ method: 'POST', url: '/oauth/authorize', headers, body, remoteAddress: '127.0.0.1' });
       expect(consent.status).toBe(400);
@@ -52,7 +52,7 @@ describe('OAuth 2.1: large forms are refused before they are parsed', () => {
     }
     // Under the bound, a repeated parameter is still found (in one pass).
     const repeated = await api.oauth!.handle({ method: 'POST', url: '/oauth/token', headers, body: `${form(1_000)}&k999=2`, remoteAddress: '127.0.0.1' });
-    expect(JSON.parse(repeated.body!)).toMatchObject({ error: 'invalid_request', error_description: 'k999 is repeated' });
+    expect(JSON.parse(repeated.body as string)).toMatchObject({ error: 'invalid_request', error_description: 'k999 is repeated' });
     await api.close();
   });
 });

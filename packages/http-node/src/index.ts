@@ -2,8 +2,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { HttpRequest, HttpResponse, Pmapi } from '@pmapi/core';
 
 export interface NodeHandlerOptions {
-  /** Largest request body accepted, in bytes (default 4 MiB); larger ones get 413. */
+  /** Largest request body accepted, in bytes (default 4 MiB); larger ones get 413. PUT requests use `uploadLimit` instead. */
   bodyLimit?: number;
+  /**
+   * Largest body of a PUT request, in bytes (default 64 MiB); larger ones get
+   * 413. v3 itself never takes PUT: only uploads to pmapi's own signed blob
+   * links do, so file uploads get this limit while JSON bodies keep `bodyLimit`.
+   * (Uploads must still arrive within `bodyTimeoutMs`.)
+   */
+  uploadLimit?: number;
   /**
    * Deadline for the whole request body, from when the handler starts
    * reading it (default 10 s). A body still arriving then is answered 408
@@ -39,6 +46,7 @@ export interface NodeServerOptions extends NodeHandlerOptions {
 }
 
 export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
+export const DEFAULT_UPLOAD_LIMIT = 64 * 1024 * 1024;
 export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -87,8 +95,10 @@ export function clientAddress(req: IncomingMessage, trust: NodeHandlerOptions['t
 
 function send(res: ServerResponse, out: HttpResponse): void {
   if (res.headersSent || res.destroyed) return;
-  res.writeHead(out.status, out.body === undefined ? out.headers : { ...out.headers, 'content-length': Buffer.byteLength(out.body) });
-  res.end(out.body);
+  // A string (JSON, HTML) or raw bytes (a file download); Content-Length counts bytes either way.
+  const body = out.body === undefined || typeof out.body === 'string' ? out.body : Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength);
+  res.writeHead(out.status, body === undefined ? out.headers : { ...out.headers, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
 }
 
 /**
@@ -102,7 +112,8 @@ function send(res: ServerResponse, out: HttpResponse): void {
  * app.use(toNodeHandler(api));   // Express: /api/v3/* answered, the rest passed on
  */
 export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<Pick<Pmapi, 'oauth'>>, o: NodeHandlerOptions = {}) {
-  const limit = o.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const bodyLimit = o.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const uploadLimit = o.uploadLimit ?? DEFAULT_UPLOAD_LIMIT;
   const bodyTimeout = o.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   const drainTimeout = o.drainTimeoutMs ?? 2_000;
   const drainLimit = o.drainLimit ?? 16 * 1024 * 1024;
@@ -110,6 +121,8 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
   return function pmapiHandler(req: IncomingMessage, res: ServerResponse, next?: Next): void {
     const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/';
     const path = url.split('?')[0]!;
+    // PUT is only ever a blob upload: it gets the upload limit.
+    const limit = req.method === 'PUT' ? uploadLimit : bodyLimit;
     // The OAuth 2.1 server's paths (discovery, /oauth/authorize, /oauth/token), when `api.oauth` is mounted.
     const oauth = api.oauth?.owns(path) ? api.oauth : undefined;
     if (next && !oauth && path !== base && !path.startsWith(`${base}/`)) return next();
@@ -173,6 +186,11 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     // A body parser ran before us (express.json()): the stream is spent, the parsed value is on req.body.
     const parsed = (req as IncomingMessage & { body?: unknown }).body;
     if (req.readableEnded && parsed !== undefined) {
+      // A raw body parser (express.raw()) left the bytes themselves.
+      if (parsed instanceof Uint8Array) {
+        dispatch(parsed.byteLength ? Buffer.from(parsed.buffer, parsed.byteOffset, parsed.byteLength) : undefined);
+        return;
+      }
       const empty = parsed === null || (typeof parsed === 'object' && Object.keys(parsed as object).length === 0 && !declared);
       // OAuth endpoints take forms (express.urlencoded() left an object): encode it back.
       dispatch(empty ? undefined : Buffer.from(oauth && typeof parsed === 'object' ? new URLSearchParams(parsed as Record<string, string>).toString() : JSON.stringify(parsed)));

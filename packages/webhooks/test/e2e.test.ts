@@ -42,7 +42,7 @@ for (const f of stores) {
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-      return { status: r.status, body: r.body ? JSON.parse(r.body) : undefined };
+      return { status: r.status, body: r.body ? JSON.parse(r.body as string) : undefined };
     };
 
     beforeAll(async () => {

@@ -41,7 +41,7 @@ export function fastPathSuite(factory: StoreFactory): void {
       expect(fast.status).toBe(200);
       expect(fast.body).toBe(rows.body);
       expect(tookFastPath).toBe(!!h.store.dialect.jsonObject);
-      const data = JSON.parse(fast.body!).data as any[];
+      const data = JSON.parse(fast.body as string).data as any[];
       expect(data.length).toBe(numbers.length);
       expect(data.map((t) => t.storyPoints).sort()).toEqual([...numbers].sort());
       for (const t of data) {
@@ -74,7 +74,7 @@ export function fastPathSuite(factory: StoreFactory): void {
         expect(fast.body).toBe(rows.body);
         expect(tookFastPath).toBe(!!h.store.dialect.jsonObject);
       }
-      const data = JSON.parse((await bothPaths(h, twin, `/tasks?projectId=${p.id}`, h.a.owner.token)).fast.body!).data as any[];
+      const data = JSON.parse((await bothPaths(h, twin, `/tasks?projectId=${p.id}`, h.a.owner.token)).fast.body as string).data as any[];
       const linked = data.find((x) => x.name === 'linked');
       expect(linked.labels).toEqual([...sameInstant, first]);
       expect(linked.assignees).toEqual([h.a.owner.id, h.a.regular.id].sort());

@@ -125,7 +125,7 @@ export function fuzzRoutesSuite(factory: StoreFactory): void {
           expect(res.status, `${what} → ${res.body?.slice(0, 500)}`).toBeLessThan(500);
           if (res.status >= 400) {
             expect(Buffer.byteLength(res.body ?? ''), what).toBeLessThan(64 * 1024);
-            expect(JSON.parse(res.body!).code, what).toBeTypeOf('string');
+            expect(JSON.parse(res.body as string).code, what).toBeTypeOf('string');
           }
         }),
         { numRuns: 400 },

@@ -162,7 +162,7 @@ export function hardeningInputSuite(factory: StoreFactory): void {
         method: 'POST', url: '/api/v3/labels', headers: { ...JSON_CT, authorization: `Bearer ${h.a.owner.token}` }, body: raw,
       });
       expect(res.status).toBe(400);
-      expect(JSON.parse(res.body!).errors[0].code).toBe('invalid_utf8');
+      expect(JSON.parse(res.body as string).errors[0].code).toBe('invalid_utf8');
     });
 
     it('NUL in a string is still refused, naming the field', async () => {
@@ -272,7 +272,7 @@ export function hardeningInputSuite(factory: StoreFactory): void {
           headers: { authorization: pair.map((t) => `Bearer ${t}`) },
         });
         expect(res.status).toBe(401);
-        expect(JSON.parse(res.body!).code).toBe('unauthorized');
+        expect(JSON.parse(res.body as string).code).toBe('unauthorized');
         expect(res.headers['WWW-Authenticate'] ?? res.headers['www-authenticate']).toBe('Bearer');
       }
       const one = await h.api.handle({ method: 'GET', url: '/api/v3/projects', headers: { authorization: [`Bearer ${h.a.owner.token}`] } });

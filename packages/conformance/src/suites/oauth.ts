@@ -56,7 +56,7 @@ async function token(h: Harness, form: Record<string, string>, o: { headers?: Re
     method: 'POST', url: '/oauth/token', remoteAddress: o.ip ?? '198.51.100.7',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...(o.headers ?? {}) }, body: new URLSearchParams(form).toString(),
   });
-  return { status: res.status, headers: res.headers, body: res.body ? JSON.parse(res.body) : undefined };
+  return { status: res.status, headers: res.headers, body: res.body ? JSON.parse(typeof res.body === 'string' ? res.body : new TextDecoder().decode(res.body)) : undefined };
 }
 
 function hiddenFields(html: string): Record<string, string> {
@@ -89,7 +89,7 @@ async function authorize(h: Harness, r: AuthRequest) {
   }
   const page = await h.api.oauth!.handle({ method: 'GET', url: `/oauth/authorize?${q}`, headers: { [MEMBER_HEADER]: r.memberId } });
   if (page.status !== 200) return { page, verifier, state, location: page.headers.location };
-  const fields = hiddenFields(page.body!);
+  const fields = hiddenFields(page.body as string);
   const post = await h.api.oauth!.handle({
     method: 'POST', url: '/oauth/authorize', headers: { [MEMBER_HEADER]: r.memberId, 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ ...fields, decision: r.decision ?? 'allow' }).toString(),
@@ -129,7 +129,7 @@ export function oauthSuite(factory: StoreFactory): void {
     it('serves the RFC 8414 document exactly as the issue lists it', async () => {
       const res = await s.h.api.oauth!.handle({ method: 'GET', url: '/.well-known/oauth-authorization-server', headers: {} });
       expect(res.status).toBe(200);
-      const m = JSON.parse(res.body!);
+      const m = JSON.parse(res.body as string);
       expect(m.issuer).toBe(ISSUER);
       expect(m.authorization_endpoint).toBe(`${ISSUER}/oauth/authorize`);
       expect(m.token_endpoint).toBe(`${ISSUER}/oauth/token`);
@@ -364,7 +364,7 @@ export function oauthSuite(factory: StoreFactory): void {
       expect((await token(s.h, { ...base, code_verifier: 'too-short' })).body.error).toBe('invalid_request');
       const json = await s.h.api.oauth!.handle({ method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/json' }, body: JSON.stringify(base) });
       expect(json.status).toBe(400);
-      expect(JSON.parse(json.body!).error).toBe('invalid_request');
+      expect(JSON.parse(json.body as string).error).toBe('invalid_request');
       expect((await refreshWith(s, '')).body.error).toBe('invalid_request');
       // Grants the server does not implement (spec: implicit and password are unsupported).
       expect((await token(s.h, { grant_type: 'password', username: 'a', password: 'b', client_id: s.pub.clientId })).body.error).toBe('unsupported_grant_type');

@@ -72,6 +72,8 @@ export const errorCodes = {
   idempotency_key_in_progress: { status: 409, title: 'Idempotency key in progress', notShown: true },
   internal_error: { status: 500, title: 'Internal error', notShown: true },
   service_unavailable: { status: 503, title: 'Service unavailable', notShown: true },
+  link_invalid: { status: 403, title: 'Link invalid', notShown: true },
+  link_expired: { status: 403, title: 'Link expired', notShown: true },
 } as const satisfies Record<string, { status: number; title: string; notShown?: true }>;
 
 export type ErrorCode = keyof typeof errorCodes;

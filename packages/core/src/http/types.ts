@@ -10,9 +10,16 @@ export interface HttpRequest {
   remoteAddress?: string;
 }
 
-/** What the core answers; `body` is serialised JSON (or absent for 204). */
+/** What the core answers. */
 export interface HttpResponse {
   status: number;
   headers: Record<string, string>;
-  body?: string;
+  /**
+   * The answer's body: serialised JSON (or HTML/text) as a string for every
+   * API and OAuth answer, raw bytes (`Uint8Array`) only for file downloads
+   * served by pmapi itself (`serveBlobRequest`); absent for 204 and HEAD.
+   * Front ends must write both forms (and set `Content-Length` from the byte
+   * count, not the string length).
+   */
+  body?: string | Uint8Array;
 }
