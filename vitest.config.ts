@@ -12,6 +12,8 @@ export default defineConfig({
       { find: /^@pmapi\/adapter-postgres$/, replacement: src('./packages/adapter-postgres/src/index.ts') },
       { find: /^@pmapi\/http-node$/, replacement: src('./packages/http-node/src/index.ts') },
       { find: /^@pmapi\/webhooks$/, replacement: src('./packages/webhooks/src/index.ts') },
+      { find: /^@pmapi\/blob-s3$/, replacement: src('./packages/blob-s3/src/index.ts') },
+      { find: /^@pmapi\/thumbnails$/, replacement: src('./packages/thumbnails/src/index.ts') },
       { find: /^@pmapi\/conformance$/, replacement: src('./packages/conformance/src/index.ts') },
     ],
   },

@@ -1,19 +1,11 @@
-import { lookup as dnsLookup } from 'node:dns';
-import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { performance } from 'node:perf_hooks';
-import { Agent, buildConnector, request } from 'undici';
-import { isIpLiteral, isPublicAddress, REFUSED_TARGET_MESSAGE } from '@pmapi/core';
+import { Agent, request } from 'undici';
+import { isPublicAddress } from '@pmapi/core';
 import type { WebhookAttempt, WebhookRequest, WebhookSender } from '@pmapi/core';
+import { describeConnectionError, guardedConnector, redactAddresses, type HostLookup, type ResolvedAddress } from './connector';
 
-/** One resolved address, as `dns.lookup(…, { all: true })` gives it. */
-export interface ResolvedAddress {
-  address: string;
-  family: number;
-}
-
-/** Resolves a host name to every address it has (default: the system resolver, `dns.lookup` with `all: true`). */
-export type HostLookup = (hostname: string) => Promise<ResolvedAddress[]>;
+export { redactAddresses, type HostLookup, type ResolvedAddress };
 
 export interface WebhookSenderOptions {
   /**
@@ -41,18 +33,6 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 export const ERROR_MAX_BYTES = 1024;
 
 /**
- * Raised by the connector or lookup for a refused target. Its message is the
- * fixed {@link REFUSED_TARGET_MESSAGE}: the delivery log and the test-delivery
- * answer never name the host or the address it resolved to.
- */
-class RefusedTarget extends Error {
-  readonly code = 'E_WEBHOOK_REFUSED_TARGET';
-  constructor() {
-    super(REFUSED_TARGET_MESSAGE);
-  }
-}
-
-/**
  * Is this address one a webhook may reach? The one SSRF policy of
  * @pmapi/core (`classifyAddress`), also applied at registration: only a
  * public unicast address passes; IPv4-embedding IPv6 forms (mapped,
@@ -69,75 +49,9 @@ export function shortError(msg: string, max = ERROR_MAX_BYTES): string {
   return `${out}...`;
 }
 
-const systemLookup: HostLookup = (hostname) =>
-  new Promise((resolve, reject) => {
-    dnsLookup(hostname, { all: true, verbatim: true }, (err, addrs) => (err ? reject(err) : resolve(addrs)));
-  });
-
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | ResolvedAddress[], family?: number) => void;
-
-/**
- * The `lookup` handed to `net`/`tls.connect`: resolves with `base`, refuses
- * the name if ANY address is not public, and returns only checked addresses,
- * so the socket connects to exactly what was checked (no DNS rebinding
- * between check and connect).
- */
-function guardedLookup(base: HostLookup, allowPrivate: boolean) {
-  return (hostname: string, options: { all?: boolean; family?: number | string } | number, cb: LookupCallback) => {
-    const opts = typeof options === 'object' && options !== null ? options : { family: options };
-    const family = opts.family === 'IPv4' ? 4 : opts.family === 'IPv6' ? 6 : Number(opts.family ?? 0);
-    base(hostname).then(
-      (all) => {
-        let addrs = all.filter((a) => isIP(a.address) !== 0);
-        if (family === 4 || family === 6) addrs = addrs.filter((a) => a.family === family);
-        if (addrs.length === 0) {
-          const e: NodeJS.ErrnoException = new Error(`no address for ${hostname}`);
-          e.code = 'ENOTFOUND';
-          return cb(e, opts.all ? [] : '');
-        }
-        const bad = allowPrivate ? undefined : addrs.find((a) => !isPublicAddress(a.address));
-        if (bad) return cb(new RefusedTarget(), opts.all ? [] : '');
-        if (opts.all) cb(null, addrs);
-        else cb(null, addrs[0]!.address, addrs[0]!.family);
-      },
-      (err: NodeJS.ErrnoException) => cb(err, opts.all ? [] : ''),
-    );
-  };
-}
-
 function describe(err: unknown, timedOut: boolean): string {
   if (timedOut) return 'timeout';
-  let e = err as (Error & { code?: string; cause?: unknown }) | undefined;
-  // undici wraps connector errors; the refusal or the system error is the useful part.
-  for (let i = 0; i < 3 && e && !(e instanceof RefusedTarget) && e.cause instanceof Error; i++) e = e.cause as typeof e;
-  if (e instanceof RefusedTarget) return e.message;
-  // The reason is shown to callers (delivery log): it names the failure, never the address it resolved to.
-  const known = e?.code ? SYSTEM_ERRORS[e.code] : undefined;
-  if (known) return `${e!.code}: ${known}`;
-  const code = e?.code ? `${e.code}: ` : '';
-  return `${code}${redactAddresses(e?.message ?? String(err))}`;
-}
-
-const SYSTEM_ERRORS: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  ETIMEDOUT: 'connection timed out',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'name resolution failed',
-  EPIPE: 'connection closed',
-  UND_ERR_SOCKET: 'connection closed',
-  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
-  UND_ERR_HEADERS_TIMEOUT: 'timeout',
-  UND_ERR_BODY_TIMEOUT: 'timeout',
-};
-
-/** Replace IPv4 and IPv6 addresses (with any port) in a message. */
-export function redactAddresses(msg: string): string {
-  return msg
-    .replace(/\[?\b(?:[0-9a-f]{0,4}:){2,7}[0-9a-f.]{0,15}\]?(?::\d+)?/gi, '<address>')
-    .replace(/\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b/g, '<address>');
+  return describeConnectionError(err);
 }
 
 /**
@@ -157,26 +71,12 @@ export function createWebhookSender(o: WebhookSenderOptions = {}): ClosableWebho
   const allowPrivate = o.allowPrivateTargets ?? false;
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxResponseBytes = o.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  const base = buildConnector({
-    ...(o.connect ?? {}),
-    timeout: timeoutMs,
-    lookup: guardedLookup(o.lookup ?? systemLookup, allowPrivate) as never,
-  } as buildConnector.BuildOptions);
   const agent = new Agent({
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     connectTimeout: timeoutMs,
     keepAliveTimeout: 4_000,
-    connect(opts, cb) {
-      // Node connects to an IP literal without calling `lookup`, so literals are judged here.
-      // Whatever the policy reads as an address (any spelling, brackets, zone id) is judged as one.
-      const host = opts.hostname;
-      if (!allowPrivate && (isIP(host.replace(/^\[|\]$/g, '')) !== 0 || isIpLiteral(host)) && !isPublicAddress(host)) {
-        cb(new RefusedTarget(), null);
-        return;
-      }
-      base(opts, cb);
-    },
+    connect: guardedConnector({ allowPrivateTargets: allowPrivate, lookup: o.lookup, connect: o.connect, timeoutMs }),
   });
 
   const send = async (req: WebhookRequest): Promise<WebhookAttempt> => {
