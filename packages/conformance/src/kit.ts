@@ -1,4 +1,4 @@
-import { createPmapi, fakeClock, type FakeClock, type Pmapi, type PmapiOptions } from '@pmapi/core';
+import { createMemoryBlobStore, createPmapi, fakeClock, type FakeClock, type HttpResponse, type Pmapi, type PmapiOptions } from '@pmapi/core';
 import type { SqlStore } from '@pmapi/core/sql';
 
 /** How a suite gets a fresh, empty, migrated store. */
@@ -55,6 +55,14 @@ export interface Harness {
   project(body?: Record<string, unknown>, token?: string): Promise<any>;
   /** Create a task; returns the response body. */
   task(projectId: string, body?: Record<string, unknown>, token?: string): Promise<any>;
+  /**
+   * Upload bytes the spec's way (upload URL, PUT to it, POST /files with the
+   * uploadKey) as `token` (default a.owner); `body` holds the name and the
+   * place. Returns the POST /files reply.
+   */
+  upload(bytes: Uint8Array | string, body: Record<string, unknown>, token?: string): Promise<Reply>;
+  /** A request to a URL the API handed out (a blob link), answered as is (bytes stay bytes). */
+  fetchLink(method: string, url: string, body?: Uint8Array, headers?: Record<string, string>): Promise<HttpResponse>;
   /** Run `fn` and return the SQL statements it executed. */
   countQueries(fn: () => Promise<unknown>): Promise<string[]>;
   /** Rows of the outbox, oldest first (parsed envelopes). */
@@ -71,7 +79,8 @@ export async function harness(factory: StoreFactory, options: { api?: (clock: Fa
   const store = await factory.open({ onQuery: (q) => { if (counting) queries.push(q); } });
   const clock = fakeClock('2026-03-01T09:00:00.000Z');
   // Rate limits are off unless a suite turns them on (they have a suite of their own).
-  const api = await createPmapi({ store, clock, onError: (e) => console.error(e), rateLimiter: false, ...(options.api?.(clock, store) ?? {}) });
+  // Files keep their bytes in memory unless a suite brings its own store.
+  const api = await createPmapi({ store, clock, onError: (e) => console.error(e), rateLimiter: false, files: { store: createMemoryBlobStore() }, ...(options.api?.(clock, store) ?? {}) });
   async function workspace(name: string): Promise<Workspace> {
     const ws = await api.admin.createWorkspace({ name, owner: { name: `${name} Owner`, email: `owner@${name.toLowerCase()}.test` } });
     const ownerTok = await api.admin.issueToken(ws.ownerMemberId, { scopes: ALL });
@@ -101,7 +110,7 @@ export async function harness(factory: StoreFactory, options: { api?: (clock: Fa
       headers['content-type'] ??= 'application/json';
     }
     const res = await api.handle({ method, url: `/api/v3${path}`, headers, body, remoteAddress: '127.0.0.1' });
-    return { status: res.status, headers: res.headers, body: res.body === undefined ? undefined : JSON.parse(res.body) };
+    return { status: res.status, headers: res.headers, body: res.body === undefined ? undefined : JSON.parse(typeof res.body === 'string' ? res.body : new TextDecoder().decode(res.body)) };
   }
   const h: Harness = {
     api,
@@ -123,6 +132,18 @@ export async function harness(factory: StoreFactory, options: { api?: (clock: Fa
       const r = await req('POST', '/tasks', { body: { name: 'A task', projectId, ...body }, token });
       if (r.status !== 201) throw new Error(`task create failed: ${r.status} ${JSON.stringify(r.body)}`);
       return r.body;
+    },
+    async upload(bytes, body, token) {
+      const data = typeof bytes === 'string' ? new TextEncoder().encode(bytes) : bytes;
+      const slot = await req('POST', '/files/upload-url', { body: { size: data.byteLength }, token });
+      if (slot.status !== 200) return slot;
+      const put = await h.fetchLink('PUT', slot.body.url, data);
+      if (put.status !== 200) throw new Error(`upload PUT failed: ${put.status} ${String(put.body)}`);
+      return req('POST', '/files', { body: { size: data.byteLength, uploadKey: slot.body.uploadKey, ...body }, token });
+    },
+    async fetchLink(method, url, body, headers = {}) {
+      const u = new URL(url, 'http://in-process.invalid');
+      return api.handle({ method, url: `${u.pathname}${u.search}`, headers, body, remoteAddress: '127.0.0.1' });
     },
     async countQueries(fn) {
       queries.length = 0;

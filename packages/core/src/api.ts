@@ -25,6 +25,11 @@ import type { WebhookSender } from './webhooks/index';
 import { createOAuthServer, validateIssuer, type OAuthOptions, type OAuthServer } from './oauth/index';
 import { memoryRateLimitStore } from './limits/memory';
 import { sqlRateLimitStore } from './limits/sql';
+import { fileServices, type FileOptions, type FileServices } from './files/service';
+import { runFileJobs, sweepUploads, type FileJobsResult } from './files/jobs';
+import { serveBlobRequest } from './files/serve';
+import { verifyBlobLink } from './files/links';
+import { errorCodes } from './errors/codes';
 
 export interface PmapiOptions {
   /** An opened store: `await openSqliteStore()` or the Postgres adapter's. */
@@ -57,6 +62,8 @@ export interface PmapiOptions {
   webhookSender?: WebhookSender;
   /** Mount the OAuth 2.1 authorization server (issue 6): `api.oauth.handle` serves it. */
   oauth?: OAuthOptions;
+  /** File bytes: the blob store, link origin, quota, upload-from-URL fetcher and thumbnailer (see {@link FileOptions}). */
+  files?: FileOptions;
 }
 
 export interface Pmapi {
@@ -68,8 +75,13 @@ export interface Pmapi {
   admin: Admin;
   /** Background work the host schedules (e.g. every minute). */
   jobs: {
-    /** Destroy soft-deleted rows past 30 days, forget stale idempotency keys and stale rate-limit counters. */
-    purge(): Promise<{ purged: number; keys: number; rateLimits: number; oauth: number }>;
+    /** Destroy soft-deleted rows past 30 days, forget stale idempotency keys, rate-limit counters and expired uploads. */
+    purge(): Promise<{ purged: number; keys: number; rateLimits: number; oauth: number; uploads: number }>;
+    /**
+     * Run due file jobs once (at most `limit`, default 20): thumbnails of new
+     * files, removal of bytes whose file is gone. Schedule it every few seconds.
+     */
+    processFiles(limit?: number): Promise<FileJobsResult>;
   };
   /** Every route with the scope and role permissions it needs. */
   routes(): RouteInfo[];
@@ -105,7 +117,9 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   const registry = new Registry([...builtinResources, ...(o.resources ?? [])]);
   const cursorSecret =
     o.secret === undefined ? await loadSecret(o.store, randomIds) : typeof o.secret === 'string' ? Buffer.from(o.secret, 'utf8') : o.secret;
-  const engine = new Engine(o.store, { registry, clock, ids, cursorSecret: cursorSecret ?? randomBytes(32) });
+  const basePath = o.basePath ?? '/api/v3';
+  const files = fileServices(o.files ?? {}, cursorSecret ?? randomBytes(32), basePath);
+  const engine = new Engine(o.store, { registry, clock, ids, cursorSecret: cursorSecret ?? randomBytes(32), files });
   bindWebhookRuntime(registry, {
     ...(o.webhookSender ? { sender: o.webhookSender } : {}),
     publish: (principal, events, now) => o.store.transaction((trx) => engine.flushEvents(trx, principal, events, now)),
@@ -128,8 +142,8 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   const limiter = o.rateLimiter === undefined
     ? createRateLimiter(o.store.dialect.capabilities.multiProcess ? { store: 'database', sqlStore: o.store } : { store: 'memory' })
     : o.rateLimiter || undefined;
-  const handle = createHandler(engine, {
-    basePath: o.basePath ?? '/api/v3',
+  const v3Handle = createHandler(engine, {
+    basePath,
     docsBaseUrl,
     routes: customRoutes,
     permissionsOf,
@@ -174,6 +188,27 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   const system: Principal = {
     teamId: '', memberId: '', userId: '', memberName: 'system', role: 'system', roleId: '', permissions: new Set(), tokenId: '', scopes: new Set(), actorId: null,
   };
+  const renderProblem = (code: ErrorCode, detail: string, url: string, extras: Record<string, unknown> = {}): HttpResponse => {
+    const err = new ProblemError(code, detail, extras);
+    const requestId = ids.uuid();
+    const instance = url.split('?')[0]!;
+    return {
+      status: err.status,
+      headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId },
+      body: JSON.stringify(problemBody(err, { instance, requestId, docsBaseUrl })),
+    };
+  };
+  // Signed blob links (files) live under the v3 base path; everything else is the v3 API.
+  const blobPrefix = `${files.mount}/`;
+  const handle = async (req: HttpRequest): Promise<HttpResponse> => {
+    if (!req.url.startsWith(blobPrefix)) return v3Handle(req);
+    try {
+      return await serveBlob(req, files, clock, (code, detail, extras) => renderProblem(code, detail, req.url, extras));
+    } catch (err) {
+      (o.onError ?? ((e) => console.error('pmapi: unexpected error', e)))(err, req);
+      return renderProblem('internal_error', errorCodes.internal_error.title, req.url);
+    }
+  };
   return {
     handle,
     ...(oauth ? { oauth } : {}),
@@ -184,24 +219,41 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
         const keys = await sweepKeys(o.store.db, o.store.dialect, clock.now());
         const rateLimits = limiter?.sweep ? await limiter.sweep(clock.now()) : 0;
         const oauth = await sweepOAuth(o.store, clock.now());
-        return { purged, keys, rateLimits, oauth };
+        const uploads = await sweepUploads(o.store, engine, clock.now());
+        return { purged, keys, rateLimits, oauth, uploads };
       },
+      processFiles: (limit) => runFileJobs(engine, o.store, system, limit),
     },
     routes: () => routeTable(registry, customRoutes, extraPermissions),
     permissions: catalog,
-    problem(code, detail, url, extras = {}) {
-      const err = new ProblemError(code, detail, extras);
-      const requestId = ids.uuid();
-      const instance = url.split('?')[0]!;
-      return {
-        status: err.status,
-        headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId },
-        body: JSON.stringify(problemBody(err, { instance, requestId, docsBaseUrl })),
-      };
-    },
+    problem: renderProblem,
     registry,
     store: o.store,
     clock,
     close: () => o.store.close(),
   };
+}
+
+/**
+ * A request to a signed blob link. The link's GET goes to the store's own
+ * presigned URL where the store hands them out (a redirect, so bytes never
+ * pass through here), else pmapi serves the bytes itself; uploads through
+ * pmapi's links are stored with `put`.
+ */
+async function serveBlob(req: HttpRequest, files: FileServices, clock: Clock, problem: (code: ErrorCode, detail: string, extras?: Record<string, unknown>) => HttpResponse): Promise<HttpResponse> {
+  if (!files.store) return problem('service_unavailable', 'File storage is not configured on this server');
+  const method = req.method.toUpperCase();
+  if ((method === 'GET' || method === 'HEAD') && files.store.presignDownload) {
+    const q = req.url.indexOf('?');
+    const key = decodeURIComponent((q < 0 ? req.url : req.url.slice(0, q)).slice(files.mount.length + 1));
+    const nowS = Math.floor(clock.now() / 1000);
+    const check = verifyBlobLink(files.secret, { key, query: new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1)) }, nowS);
+    if (check.ok && check.link.op === 'get') {
+      const location = await files.store.presignDownload(key, {
+        expiresInSeconds: Math.max(60, check.link.expiresAt - nowS), fileName: check.link.fileName ?? 'download', disposition: check.link.disposition ?? 'attachment',
+      });
+      return { status: 302, headers: { location, 'cache-control': 'private, no-store' } };
+    }
+  }
+  return serveBlobRequest(req, { store: files.store, secret: files.secret, nowMs: () => clock.now(), mount: files.mount, problem });
 }

@@ -23,3 +23,9 @@ export {
 } from './limits/index';
 export * from './webhooks/index';
 export * from './oauth/index';
+export * from './files/ports';
+export * from './files/local';
+export { signBlobLink, verifyBlobLink, type BlobLink } from './files/links';
+export { serveBlobRequest } from './files/serve';
+export { FILE_SIZE_MAX, DEFAULT_QUOTA_BYTES, type FileOptions } from './files/service';
+export type { FileJobsResult } from './files/jobs';

@@ -10,6 +10,7 @@ import type { Registry } from '../resources/registry';
 import { Repo } from '../sql/repo';
 import { seedRecord } from '../services/records';
 import { insertWorkspace, setAllowCompletingBlockedTasks, setWorkspaceOwner } from '../sql/queries/workspaces';
+import { setWorkspaceQuota } from '../sql/queries/files';
 import { insertUser, insertUserIfAbsent, setMemberActive, teamOfMember } from '../sql/queries/members';
 import { roleIdByName } from '../sql/queries/roles';
 import { revokeToken } from '../sql/queries/tokens';
@@ -113,9 +114,16 @@ export class Admin {
   }
 
   /** Workspace settings the rules read. */
-  async setWorkspaceSettings(teamId: string, s: { allowCompletingBlockedTasks?: boolean }): Promise<void> {
+  async setWorkspaceSettings(teamId: string, s: { allowCompletingBlockedTasks?: boolean; storageQuotaBytes?: number | null }): Promise<void> {
     if (s.allowCompletingBlockedTasks !== undefined) {
       await setAllowCompletingBlockedTasks(this.store.db, this.d, teamId, s.allowCompletingBlockedTasks);
+    }
+    // The workspace's file storage quota in bytes; null returns it to the API's default (`files.quotaBytes`).
+    if (s.storageQuotaBytes !== undefined) {
+      if (s.storageQuotaBytes !== null && (!Number.isSafeInteger(s.storageQuotaBytes) || s.storageQuotaBytes < 0)) {
+        throw new Error('pmapi admin: storageQuotaBytes must be a whole number of bytes, 0 or more, or null');
+      }
+      await setWorkspaceQuota(this.store.db, teamId, s.storageQuotaBytes);
     }
   }
 

@@ -235,13 +235,29 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
         continue;
       }
       authorize(principal, r.scope.resource, r.scope.action, r.permissions, r.ownRecords);
-      const run = (ctx: WriteContextT, body: unknown) => {
+      const check = (body: unknown) => {
         if (r.noBody) assertNoBody(body);
         for (const id of Object.values(params)) if (!isId(id)) throw notFound(r.subject ?? 'record', id);
-        return r.run(ctx, { params, query, body });
+      };
+      const run = (ctx: WriteContextT, body: unknown, prepared?: unknown) => {
+        check(body);
+        return r.run(ctx, { params, query, body, prepared });
       };
       if (!r.write) return run(engine.writeContext(principal, store.db, []), r.noBody ? parseBody(req) : undefined);
-      return runWrite(req, principal, run);
+      if (!r.prepare) return runWrite(req, principal, run);
+      const body = parseBody(req);
+      check(body);
+      const readCtx = engine.readContext(principal);
+      const prepared = await r.prepare(readCtx, { params, query, body });
+      let out: OpResult;
+      try {
+        out = await runWrite(req, principal, (ctx, b) => run(ctx, b, prepared));
+      } catch (err) {
+        await r.discard?.(readCtx, prepared).catch(() => undefined);
+        throw err;
+      }
+      if (out.headers?.['idempotency-replayed']) await r.discard?.(readCtx, prepared).catch(() => undefined);
+      return out;
     }
     if (pathMatched) {
       const allowed = o.routes.filter((r) => matchRoute({ ...r, method: method as CustomRoute['method'] }, method, segs)).map((r) => r.method);

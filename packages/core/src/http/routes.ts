@@ -39,6 +39,14 @@ export interface CustomRoute {
   subject?: string;
   /** The operation takes no body (spec rule 13: validated exactly): only an absent body or `{}` is accepted. */
   noBody?: boolean;
+  /**
+   * Work done before the write transaction opens, so that no transaction
+   * waits on it (fetching a URL, storing bytes): it sees a read context and
+   * the request, and its result reaches `run` as `args.prepared`. When the
+   * write then fails, or replays an earlier answer, `discard` undoes it.
+   */
+  prepare?(ctx: ReadContext, args: RouteArgs): Promise<unknown>;
+  discard?(ctx: ReadContext, prepared: unknown): Promise<void>;
   run(ctx: WriteContext, args: RouteArgs): Promise<OpResult>;
 }
 
@@ -46,6 +54,8 @@ export interface RouteArgs {
   params: Record<string, string>;
   query: URLSearchParams;
   body: unknown;
+  /** What `prepare` produced (write routes that declare it). */
+  prepared?: unknown;
 }
 
 /** One row of the route table: what a request needs to be let in. */

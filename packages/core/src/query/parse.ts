@@ -88,6 +88,16 @@ export function parseExpand(raw: string | undefined, res: Resource, registry: Re
           relation: hop, resource: current.path, available: Object.keys(current.expand),
         });
       }
+      if (rel.kind === 'entries') {
+        // A leaf: its entries are not records, nothing expands through them.
+        if (hop !== hops[hops.length - 1]) {
+          throw new ProblemError('expand_unknown_relation', `'${hops[hops.indexOf(hop) + 1]}' is not an expandable relation of ${current.path}.${hop}`, {
+            relation: hops[hops.indexOf(hop) + 1], resource: `${current.path}.${hop}`, available: [],
+          });
+        }
+        if (!node.children.has(hop)) node.children.set(hop, { children: new Map() });
+        break;
+      }
       const target = registry.get(rel.target);
       if (seen[seen.length - 1] !== target.name) {
         if (seen.includes(target.name)) {
@@ -203,6 +213,17 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
       { column: res.columnOf[p.owner]!, kind: 'text', op: 'eq', value: o.memberId },
     ] });
     fingerprint.push(`private=${o.memberId}`);
+  }
+  if (res.membersOnly) {
+    // Only rows the caller is a member of (or, judged on another row, rows without one).
+    const m = res.membersOnly;
+    const member: FieldCondition = { column: m.field ? res.columnOf[m.field]! : `${res.table}.id`, kind: 'text', op: 'eq', value: o.memberId, linkKind: m.links };
+    conditions.push(m.field ? { any: [{ column: res.columnOf[m.field]!, kind: 'text', op: 'null', value: true }, member] } : member);
+    fingerprint.push(`member=${o.memberId}`);
+  }
+  if (res.unlisted) {
+    const u = res.unlisted;
+    conditions.push({ column: res.columnOf[u.field]!, kind: 'text', op: 'ne', value: u.value });
   }
   if (res.hiddenByDefault && !givenFilters.has(res.hiddenByDefault.filter)) {
     const h = res.hiddenByDefault;

@@ -23,7 +23,13 @@ export type ExpandDef =
   /** The targets linked through a many-to-many relation. */
   | { kind: 'many'; target: string; relation: string }
   /** The target rows whose `field` holds this row's id. */
-  | { kind: 'children'; target: string; field: string };
+  | { kind: 'children'; target: string; field: string }
+  /**
+   * Entries computed by `load` (a chat's members with their flags): each
+   * record's id → its entries, already in response form. A leaf: nothing
+   * expands through it.
+   */
+  | { kind: 'entries'; target?: undefined; load(ctx: ReadContext, recs: readonly Rec[]): Promise<Map<string, unknown[]>> };
 
 export interface RelationDef {
   /** The target resource of the ids. */
@@ -73,6 +79,8 @@ export interface ResourceHooks<R extends Rec = Rec> {
   beforeDelete?(ctx: WriteContext, rec: R): Promise<void> | void;
   /** Before a trashed row comes back. */
   beforeRestore?(ctx: WriteContext, rec: R): Promise<void> | void;
+  /** After ids were linked to or unlinked from a row through a relation (body sets and sub-routes alike). */
+  afterLinksChange?(ctx: WriteContext, rec: R, relation: string, added: readonly string[], removed: readonly string[]): Promise<void> | void;
   /** Hard removal (delete of a hard-deleted resource, or purge): remove dependants. */
   beforeDestroy?(ctx: WriteContext, rec: R): Promise<void> | void;
   /**
@@ -177,6 +185,21 @@ export interface ResourceSpec<F extends Record<string, FieldDef<any>> = Record<s
    * them as if they did not exist (404), whatever their role.
    */
   privateTo?: { field: string; value: string | boolean; owner: string };
+  /**
+   * Rows only their members see (a chat): the members of a row are the ids
+   * linked to it through links of kind `links` (parent the row, related the
+   * member). With `field`, membership is judged on the row that field names
+   * (a message: its chat) and rows where the field is null are not
+   * restricted. Everyone else, whatever their role, lists, reads, expands and
+   * changes such rows as if they did not exist (404).
+   */
+  membersOnly?: { links: string; field?: string };
+  /**
+   * Rows whose `field` holds `value` are never served by the standard
+   * list, get, update, delete or restore operations (404), though they exist
+   * for references and expands (a project's discussion chat).
+   */
+  unlisted?: { field: string; value: string };
   /** Column values every row holds: written on insert, required by every read (a table shared with other kinds of rows). */
   fixed?: Record<string, string>;
   /** Writes emit webhook events (default true); false keeps the resource out of the event catalog. */
@@ -248,7 +271,7 @@ export function defineResource<const F extends Record<string, FieldDef<any>>>(sp
     ...(softDelete ? softDeleteFields : {}),
     ...spec.fields,
   };
-  for (const [what, key] of [['ownedBy', spec.ownedBy], ['privateTo.field', spec.privateTo?.field], ['privateTo.owner', spec.privateTo?.owner], ['revokeField', spec.revokeField], ['projectField', spec.projectField], ['projectFrom', spec.projectFrom]] as const) {
+  for (const [what, key] of [['ownedBy', spec.ownedBy], ['privateTo.field', spec.privateTo?.field], ['privateTo.owner', spec.privateTo?.owner], ['membersOnly.field', spec.membersOnly?.field], ['unlisted.field', spec.unlisted?.field], ['revokeField', spec.revokeField], ['projectField', spec.projectField], ['projectFrom', spec.projectFrom]] as const) {
     if (key !== undefined && !(key in fields)) throw new Error(`pmapi: ${spec.name}.${what} names no field '${key}'`);
   }
   if (spec.projectFrom && (!spec.projectField || !fields[spec.projectFrom]!.ref || fields[spec.projectFrom]!.mode !== 'createOnly')) {

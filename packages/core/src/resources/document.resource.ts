@@ -4,6 +4,7 @@ import type { WriteContext } from './hooks';
 import { fieldError, nextOrder } from './rules';
 import { ProblemError } from '../errors/problem';
 import { patchRecord } from '../services/records';
+import { folderStackOf, refreshFolderStacks } from './file.resource';
 
 /*
  * Documents and document folders (spec "Other resources": fields not shown,
@@ -131,13 +132,25 @@ export const documentFolderResource = defineResource({
     async beforeUpdate(ctx, current, patch) {
       if (typeof patch.parentId === 'string' && patch.parentId !== current.parentId) await checkPlacement(ctx, current, patch.parentId, current.projectId);
     },
+    async afterUpdate(ctx, before, after) {
+      // Files below a moved folder carry its new path.
+      if (after.parentId !== before.parentId) await refreshFolderStacks(ctx, after.id, (res, rec, values) => patchRecord(ctx, res, rec, values));
+    },
     async beforeDestroy(ctx, rec) {
-      // Nothing is lost with a folder: what it held moves up to its parent (trashed documents too).
+      // Nothing is lost with a folder: what it held moves up to its parent (trashed documents and files too).
       const up = { folderId: rec.parentId ?? null };
       const docs = ctx.registry.get('document');
       for (const d of await ctx.repo.findBy(docs, ctx.teamId, docs.columnOf.folderId!, [rec.id], { includeTrashed: true })) await patchRecord(ctx, docs, d, up);
+      const files = ctx.registry.get('file');
+      const upStack = await folderStackOf(ctx, rec.parentId);
+      for (const file of await ctx.repo.findBy(files, ctx.teamId, files.columnOf.folderId!, [rec.id], { includeTrashed: true })) {
+        await patchRecord(ctx, files, file, { ...up, folderStack: upStack });
+      }
       const folders = ctx.registry.get('documentFolder');
-      for (const sub of await ctx.repo.findBy(folders, ctx.teamId, folders.columnOf.parentId!, [rec.id])) await patchRecord(ctx, folders, sub, { parentId: rec.parentId ?? null });
+      for (const sub of await ctx.repo.findBy(folders, ctx.teamId, folders.columnOf.parentId!, [rec.id])) {
+        await patchRecord(ctx, folders, sub, { parentId: rec.parentId ?? null });
+        await refreshFolderStacks(ctx, sub.id, (res, r, values) => patchRecord(ctx, res, r, values));
+      }
     },
   },
 });

@@ -10,6 +10,7 @@ import type { IdGenerator } from '../ids/index';
 import type { Registry } from './registry';
 import type { Repo } from '../sql/repo';
 import type { Rec, Resource } from './define-resource';
+import type { FileServices } from '../files/service';
 
 /** Project access as hooks and operations use it (spec: project_access_denied, accessible_project_ids_exceeded). */
 export interface ProjectAccessView {
@@ -23,6 +24,8 @@ export interface ProjectAccessView {
   assertProject(projectId: string): Promise<void>;
   /** The check for a record of any resource: a project itself, or a row of a project. */
   assertRecord(res: Resource, rec: Rec): Promise<void>;
+  /** Of these rows (chats), the ones the caller is a member of through links of `kind`. */
+  memberOf(kind: string, rowIds: readonly string[]): Promise<Set<string>>;
   /** Ids of the projects the caller may open, or 'all'; over 1000 is 400 accessible_project_ids_exceeded. */
   accessibleIds(): Promise<string[] | 'all'>;
 }
@@ -63,6 +66,8 @@ export interface ReadContext {
   readonly cursorSecret: Uint8Array;
   /** Which projects the caller may open (services/access.ts implements it). */
   readonly access: ProjectAccessView;
+  /** Byte storage, links, quota and processing of files. */
+  readonly files: FileServices;
 }
 
 /** A v3 event before it is written to the outbox. */

@@ -14,14 +14,18 @@ import { webhookResource } from './webhook.resource';
 import { personalAccessTokenResource } from './personal-access-token.resource';
 import { checklistItemResource, checklistResource } from './checklist.resource';
 import { documentFolderResource, documentResource } from './document.resource';
+import { chatResource } from './chat.resource';
+import { fileResource } from './file.resource';
+import { annotationResource } from './annotation.resource';
+import { messageResource } from './message.resource';
 import type { Resource } from './define-resource';
 
 /** Every built-in resource of the v3 API. */
 export const builtinResources: readonly Resource[] = [
   actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
-  personalAccessTokenResource, checklistResource, checklistItemResource, documentFolderResource, documentResource,
+  personalAccessTokenResource, checklistResource, checklistItemResource, documentFolderResource, documentResource, chatResource, fileResource, annotationResource, messageResource,
 ];
 export {
   actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
-  personalAccessTokenResource, checklistResource, checklistItemResource, documentFolderResource, documentResource,
+  personalAccessTokenResource, checklistResource, checklistItemResource, documentFolderResource, documentResource, chatResource, fileResource, annotationResource, messageResource,
 };

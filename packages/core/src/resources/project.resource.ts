@@ -6,6 +6,7 @@ import { customFieldsSchema, f } from './fields';
 import { fieldError, initialsOf, nextOrder, paletteColor, secondaryOf } from './rules';
 import { destroyDependants, insertRecord } from '../services/records';
 import type { WriteContext } from './hooks';
+import { CHAT_DIRECT, CHAT_MEMBERS, CHAT_MUTED, CHAT_OWNERS, openDiscussion, syncDiscussion } from './chat.resource';
 
 export const PROJECT_MODULES = ['tasks', 'milestones', 'calendar', 'documents', 'files', 'discussion', 'forms', 'home'] as const;
 const COLUMN_KEYS = z.array(z.string().min(1).max(64)).max(100);
@@ -63,6 +64,8 @@ export const projectResource = defineResource({
     // ownerId changes only by the transfer operation (read-only here), so its expand is declared.
     owner: { kind: 'one', target: 'member', field: 'ownerId' },
     statuses: { kind: 'children', target: 'status', field: 'projectId' },
+    // Only the chat's members (the project's roster) see it; everyone else gets null.
+    discussionChat: { kind: 'one', target: 'chat', field: 'discussionChatId' },
   },
   hooks: {
     async beforeCreate(ctx, input) {
@@ -99,6 +102,13 @@ export const projectResource = defineResource({
         const members = await ctx.repo.findWhere(ctx.registry.get('member'), ctx.teamId, { active: true });
         await ctx.repo.addLinks('project.members', ctx.teamId, rec.id, members.map((m) => m.id), ctx.now);
       }
+      if (rec.modules.includes('discussion')) {
+        const chat = await openDiscussion(ctx, rec);
+        await ctx.repo.update(ctx.registry.get('project'), ctx.teamId, rec.id, { discussionChatId: chat.id });
+      }
+    },
+    async afterLinksChange(ctx, rec, relation, added, removed) {
+      if (relation === 'members') await syncDiscussion(ctx, rec, added, removed);
     },
     async beforeUpdate(ctx, current, patch) {
       if (typeof patch.name === 'string' && patch.name !== current.name) await assertUniqueName(ctx, current.portfolioId, patch.name, current.id);
@@ -120,6 +130,13 @@ export const projectResource = defineResource({
         }
         await destroyDependants(ctx, res, ids);
         await ctx.repo.destroy(res, ctx.teamId, ids);
+      }
+      // The discussion chat, with its messages and members.
+      if (typeof rec.discussionChatId === 'string') {
+        const chats = ctx.registry.get('chat');
+        await ctx.repo.dropLinks({ kinds: [CHAT_MEMBERS, CHAT_OWNERS, CHAT_MUTED, CHAT_DIRECT], parentIds: [rec.discussionChatId] });
+        await destroyDependants(ctx, chats, [rec.discussionChatId]);
+        await ctx.repo.destroy(chats, ctx.teamId, [rec.discussionChatId]);
       }
     },
     async decorateGet(ctx, rec, out, select) {

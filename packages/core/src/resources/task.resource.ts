@@ -1,4 +1,5 @@
 import { ProblemError } from '../errors/problem';
+import { followTaskMove, postLifecycleMessage } from './message.resource';
 import { DOCUMENT_TASK_LINK } from './document.resource';
 import { defineResource, RANGE, type Rec } from './define-resource';
 import { customFieldsSchema, f } from './fields';
@@ -154,8 +155,16 @@ export const taskResource = defineResource({
         await checkSiblingOrder(ctx, parent, (patch.order ?? current.order) as number, current.id);
       }
     },
+    async afterCreate(ctx, rec) {
+      if (typeof rec.parentTaskId === 'string') await postLifecycleMessage(ctx, { taskId: rec.parentTaskId }, 'tieTask', `<?${rec.id}> was added as a subtask`);
+    },
     async afterUpdate(ctx, before, after) {
-      if (after.projectId !== before.projectId) await moveSubtree(ctx, before, after);
+      if (after.projectId !== before.projectId) {
+        await moveSubtree(ctx, before, after);
+        const moved = (await collectSubtree(ctx, after.id, MOVE_SUBTREE_MAX)).map((t) => t.id);
+        await followTaskMove(ctx, moved, after.projectId);
+      }
+      await announceParentChange(ctx, after.id, before.parentTaskId, after.parentTaskId);
     },
     async beforeDestroy(ctx, rec) {
       const tasks = ctx.registry.get('task');
@@ -179,6 +188,19 @@ export const taskResource = defineResource({
     },
   },
 });
+
+/**
+ * The lifecycle messages of a subtask's parent changing (spec "Message":
+ * tieTask, untieTask, moveSubtask): tied under a task, on that task's
+ * thread; untied, on the former parent's; moved from one parent to
+ * another, on the subtask's own.
+ */
+async function announceParentChange(ctx: WriteContext, id: string, from: string | null, to: string | null): Promise<void> {
+  if (from === to) return;
+  if (from === null && to !== null) await postLifecycleMessage(ctx, { taskId: to }, 'tieTask', `<?${id}> was added as a subtask`);
+  else if (from !== null && to === null) await postLifecycleMessage(ctx, { taskId: from }, 'untieTask', `<?${id}> is no longer a subtask`);
+  else await postLifecycleMessage(ctx, { taskId: id }, 'moveSubtask', `Moved from <?${from}> to <?${to}>`);
+}
 
 async function firstActive(ctx: WriteContext, resName: 'status' | 'list', projectId: string): Promise<Rec | undefined> {
   const [first] = await ctx.repo.findWhere(ctx.registry.get(resName), ctx.teamId, { projectId, archived: false }, { orderBy: ['order'], limit: 1 });

@@ -12,6 +12,7 @@ export function accessFields(res: Resource): string[] {
   const out = ['id'];
   if (res.ownedBy) out.push(res.ownedBy);
   if (res.privateTo) out.push(res.privateTo.field, res.privateTo.owner);
+  if (res.membersOnly?.field) out.push(res.membersOnly.field);
   if (res.projectContainer) out.push('ownerId', 'accessType');
   else if (res.projectField) out.push(res.projectField);
   return out;
@@ -77,9 +78,29 @@ export class ProjectAccess implements ProjectAccessView {
     return !!p && rec[p.field] === p.value && rec[p.owner] !== this.ctx.principal.memberId;
   }
 
+  /** The row whose members decide on a record (`membersOnly`): the record itself, the row its field names, or none. */
+  private membershipRow(res: Resource, rec: Rec): string | undefined {
+    const m = res.membersOnly;
+    if (!m) return undefined;
+    if (!m.field) return rec.id;
+    return typeof rec[m.field] === 'string' ? (rec[m.field] as string) : undefined;
+  }
+
+  /** Of these rows (chats), the ones the caller is a member of (through links of `kind`). */
+  async memberOf(kind: string, rowIds: readonly string[]): Promise<Set<string>> {
+    const ids = [...new Set(rowIds)];
+    if (ids.length === 0) return new Set();
+    return this.ctx.repo.linkedTo(kind, ids, this.ctx.principal.memberId);
+  }
+
   /** Keep only the records (of a project, or of rows of projects) the caller may open. */
   async filterRecords(res: Resource, recs: Rec[]): Promise<Rec[]> {
     if (res.privateTo) recs = recs.filter((r) => !this.hidden(res, r));
+    if (res.membersOnly && recs.length) {
+      const rows = recs.map((r) => this.membershipRow(res, r));
+      const mine = await this.memberOf(res.membersOnly.links, rows.filter((x): x is string => x !== undefined));
+      recs = recs.filter((_, i) => rows[i] === undefined || mine.has(rows[i]!));
+    }
     if (this.seesAll || recs.length === 0) return recs;
     const field = res.projectKey;
     if (!field) return recs;
@@ -102,6 +123,8 @@ export class ProjectAccess implements ProjectAccessView {
     // Another member's personal record is answered like an unknown id.
     if (res.ownedBy && rec[res.ownedBy] !== this.ctx.principal.memberId) throw notFound(res.name, rec.id);
     if (this.hidden(res, rec)) throw notFound(res.name, rec.id);
+    const row = this.membershipRow(res, rec);
+    if (row !== undefined && !(await this.memberOf(res.membersOnly!.links, [row])).has(row)) throw notFound(res.name, rec.id);
     if (res.projectContainer) {
       if (!(await this.canOpen(rec))) throw new ProblemError('project_access_denied', `You have no access to project ${rec.id}`, { projectId: rec.id });
     } else if (res.projectField && typeof rec[res.projectField] === 'string') {

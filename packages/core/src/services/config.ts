@@ -1,6 +1,7 @@
 import type { Clock } from '../clock/index';
 import type { IdGenerator } from '../ids/index';
 import type { Registry } from '../resources/registry';
+import type { FileServices } from '../files/service';
 
 export interface EngineConfig {
   registry: Registry;
@@ -8,4 +9,5 @@ export interface EngineConfig {
   ids: IdGenerator;
   /** HMAC key of list cursors. */
   cursorSecret: Uint8Array;
+  files: FileServices;
 }

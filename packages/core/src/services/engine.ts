@@ -35,7 +35,7 @@ export class Engine {
 
   readContext(principal: Principal, db: Kysely<any> = this.store.db): ReadContext {
     const { registry, clock, ids } = this.config;
-    const ctx = { principal, teamId: principal.teamId, repo: new Repo(db, this.store.dialect), registry, clock, ids, cursorSecret: this.config.cursorSecret, now: clock.now() } as Omit<ReadContext, 'access'> & { access: ProjectAccess };
+    const ctx = { principal, teamId: principal.teamId, repo: new Repo(db, this.store.dialect), registry, clock, ids, cursorSecret: this.config.cursorSecret, files: this.config.files, now: clock.now() } as Omit<ReadContext, 'access'> & { access: ProjectAccess };
     ctx.access = new ProjectAccess(ctx as ReadContext);
     return ctx as ReadContext;
   }
@@ -141,7 +141,7 @@ export class Engine {
     const { expand, fields } = view;
     assertExpandReadable(ctx, res, expand);
     // The fast path: the database builds the record's JSON (same bytes as below); only what access reads is decoded.
-    const shape = res.hooks?.decorateGet ? undefined : jsonShape(res, expand, fields);
+    const shape = res.hooks?.decorateGet || res.unlisted ? undefined : jsonShape(res, expand, fields);
     const fast = shape && (await ctx.repo.getJson(res, ctx.teamId, id, shape, accessFields(res)));
     if (fast === undefined && shape) throw notFound(res.name, id);
     if (fast) {
@@ -149,7 +149,7 @@ export class Engine {
       return { kind: 'record', record: {}, json: fast.json };
     }
     const rec = await ctx.repo.get(res, ctx.teamId, id, { links: true });
-    if (!rec) throw notFound(res.name, id);
+    if (!rec || unlisted(res, rec)) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, rec);
     const [obj] = await this.present(ctx, res, [rec], expand, fields);
     if (res.hooks?.decorateGet) await res.hooks.decorateGet(ctx, rec, obj!, fields.get(res.path));
@@ -248,11 +248,14 @@ export class Engine {
       if (rel.validate) await rel.validate(ctx, rec, ids);
       const added = await ctx.repo.addLinks(`${res.name}.${relation}`, ctx.teamId, rec.id, ids, now);
       this.membershipEvents(ctx, res, rec, relation, added, 'added');
+      await res.hooks?.afterLinksChange?.(ctx, rec, relation, added, []);
     }
     let stored: Rec;
     let payload: Record<string, unknown>;
-    if (res.hooks?.afterCreate) {
-      await res.hooks.afterCreate(ctx, rec);
+    const writes = ctx.repo.writes;
+    if (res.hooks?.afterCreate) await res.hooks.afterCreate(ctx, rec);
+    if (ctx.repo.writes !== writes) {
+      // The hook wrote something (perhaps this row): read it back.
       stored = (await ctx.repo.get(res, ctx.teamId, rec.id))!;
       payload = await this.payloadOf(ctx, res, stored);
     } else {
@@ -270,7 +273,7 @@ export class Engine {
 
   async update(ctx: WriteContext, res: Resource, id: string, body: unknown, view: ReadPlan): Promise<Outcome> {
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
-    if (!current) throw notFound(res.name, id);
+    if (!current || unlisted(res, current)) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
     const { values: patch, relations, expectedUpdatedAt } = prepareBody(res, body, 'update');
     assertUnchangedSince(res, current, expectedUpdatedAt);
@@ -309,6 +312,7 @@ export class Engine {
       const added = await ctx.repo.addLinks(kind, ctx.teamId, id, ids, now);
       this.membershipEvents(ctx, res, after, relation, removed, 'removed');
       this.membershipEvents(ctx, res, after, relation, added, 'added');
+      await res.hooks?.afterLinksChange?.(ctx, after, relation, added, removed);
     }
     await res.hooks?.afterUpdate?.(ctx, current, after);
     await followProject(ctx, res, current, after);
@@ -321,7 +325,7 @@ export class Engine {
 
   async remove(ctx: WriteContext, res: Resource, id: string): Promise<Outcome> {
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
-    if (!current) throw notFound(res.name, id);
+    if (!current || unlisted(res, current)) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
     if (res.revokeField) {
       // Revoking twice keeps the first instant.
@@ -368,7 +372,7 @@ export class Engine {
 
   async restore(ctx: WriteContext, res: Resource, id: string, view: ReadPlan): Promise<Outcome> {
     const current = await ctx.repo.get(res, ctx.teamId, id, { includeTrashed: true, lock: true });
-    if (!current || (current.purgeAt !== null && (current.purgeAt as number) <= ctx.now)) throw notFound(res.name, id);
+    if (!current || unlisted(res, current) || (current.purgeAt !== null && (current.purgeAt as number) <= ctx.now)) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
     if (current.purgeAt === null) return { kind: 'record', record: await this.shown(ctx, res, current, view) };
     await res.hooks?.beforeRestore?.(ctx, current);
@@ -391,7 +395,7 @@ export class Engine {
     if (!rel.supported) throw new ProblemError('m2m_not_supported', `${res.path} does not support '${relationPath}' yet`, { relation: relationPath });
     const ids = relationIds(body, rel.max);
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
-    if (!current) throw notFound(res.name, id);
+    if (!current || unlisted(res, current)) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
     const kind = `${res.name}.${relation}`;
     let changed: string[];
@@ -407,6 +411,7 @@ export class Engine {
       await ctx.repo.update(res, ctx.teamId, id, { ...(await ctx.touch(current.updatedAt)) });
       rec = (await ctx.repo.get(res, ctx.teamId, id, { links: true }))!;
       this.membershipEvents(ctx, res, rec, relation, changed, change === 'add' ? 'added' : 'removed');
+      await res.hooks?.afterLinksChange?.(ctx, rec, relation, change === 'add' ? changed : [], change === 'add' ? [] : changed);
     }
     return { kind: 'record', record: await this.shown(ctx, res, rec, view) };
   }
@@ -476,6 +481,11 @@ export class Engine {
     }
     return total;
   }
+}
+
+/** A row the standard operations never serve (`unlisted`: a project's discussion chat). */
+function unlisted(res: Resource, rec: Rec): boolean {
+  return !!res.unlisted && rec[res.unlisted.field] === res.unlisted.value;
 }
 
 /**

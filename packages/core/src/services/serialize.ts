@@ -29,7 +29,10 @@ export function assertExpandReadable(ctx: ReadContext, res: Resource, node: Expa
   const missing = new Set<string>();
   const walk = (r: Resource, n: ExpandNode) => {
     for (const [rel, child] of n.children) {
-      const target = ctx.registry.get(r.expand[rel]!.target);
+      const def = r.expand[rel]!;
+      // Computed entries are part of the record itself: its own read grant covers them.
+      if (def.kind === 'entries') continue;
+      const target = ctx.registry.get(def.target);
       if (!grants(ctx.principal.scopes, target.path, 'read') || !grants(ctx.principal.permissions, target.path, 'read')) missing.add(`${target.path}:read`);
       walk(target, child);
     }
@@ -112,8 +115,16 @@ export async function materialize(ctx: ReadContext, res: Resource, recs: Rec[], 
   if (present) recs.forEach((r, i) => present(ctx, r, outs[i]!));
   for (const [relName, child] of o.expand.children) {
     const rel = res.expand[relName]!;
-    const target = ctx.registry.get(rel.target);
     const charge = (n: number) => chargeBudget(o.budget, relName, n);
+    if (rel.kind === 'entries') {
+      const entries = await rel.load(ctx, recs);
+      charge([...entries.values()].reduce((n, e) => n + e.length, 0));
+      recs.forEach((r, i) => {
+        outs[i]![relName] = entries.get(r.id) ?? [];
+      });
+      continue;
+    }
+    const target = ctx.registry.get(rel.target);
     if (rel.kind === 'one') {
       const keys = [...new Set(recs.map((r) => r[rel.field]).filter((v): v is string => typeof v === 'string'))];
       charge(keys.length);
@@ -238,6 +249,7 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
   for (const [name, child] of expand.children) {
     const rel = res.expand[name]!;
     if (child.children.size > 0 || (rel.kind !== 'one' && rel.kind !== 'many') || columns.some((c) => c.name === name)) return undefined;
+    if (res.membersOnly || registry.get(rel.target).membersOnly) return undefined;
     const target = registry.get(rel.target);
     if (target.hooks?.present) return undefined;
     const shape = jsonShape(target, { children: new Map() }, new Map(fields.has(target.path) ? [[target.path, fields.get(target.path)!]] : []));

@@ -639,6 +639,23 @@ export class Repo {
     return out;
   }
 
+  /** Of these parents, the ones linked to `relatedId` through links of `kind` (one query). */
+  async linkedTo(kind: string, parentIds: readonly string[], relatedId: string): Promise<Set<string>> {
+    if (parentIds.length === 0) return new Set();
+    const rows = await this.db.selectFrom('links').select('parent_id')
+      .where('kind', '=', kind).where('related_id', '=', relatedId).where('parent_id', 'in', parentIds as string[]).execute();
+    return new Set(rows.map((r) => r.parent_id as string));
+  }
+
+  /** The links of these parents with when each was made (ms), in insertion order. */
+  async linkRows(kind: string, parentIds: readonly string[]): Promise<Array<{ parentId: string; relatedId: string; createdAt: number }>> {
+    if (parentIds.length === 0) return [];
+    const rows = await this.db.selectFrom('links').select(['parent_id', 'related_id', 'created_at'])
+      .where('kind', '=', kind).where('parent_id', 'in', parentIds as string[])
+      .orderBy('created_at').orderBy('related_id').execute();
+    return rows.map((r) => ({ parentId: r.parent_id, relatedId: r.related_id, createdAt: this.dialect.decode('timestamp', r.created_at) as number }));
+  }
+
   /** Link ids not yet linked; returns those actually added. */
   async addLinks(kind: string, teamId: string, parentId: string, ids: readonly string[], now: number): Promise<string[]> {
     if (ids.length === 0) return [];

@@ -8,6 +8,8 @@ import { personalAccessTokens } from './0005-personal-access-tokens';
 import { checklists } from './0006-checklists';
 import { unloggedRateLimits } from './0007-unlogged-rate-limits';
 import { documents } from './0008-documents';
+import { chats } from './0009-chats';
+import { filesAndMessages } from './0010-files-and-messages';
 
 export { tableOf, createTable, type Cols } from './table';
 
@@ -30,6 +32,8 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0006_checklists': checklists(d),
     '0007_unlogged_rate_limits': unloggedRateLimits(d),
     '0008_documents': documents(d),
+    '0009_chats': chats(d),
+    '0010_files_and_messages': filesAndMessages(d),
   };
 }
 

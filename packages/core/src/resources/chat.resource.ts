@@ -1,0 +1,193 @@
+import { z } from 'zod';
+import { defineResource, RANGE, type Rec } from './define-resource';
+import { BATCH_MAX, f } from './fields';
+import type { ReadContext, WriteContext } from './hooks';
+import { fieldError } from './rules';
+import { ProblemError } from '../errors/problem';
+import { iso } from '../clock/index';
+import { announce, newRecord } from '../services/records';
+import { postLifecycleMessage } from './message.resource';
+
+/*
+ * Chats (spec "Chat"): group chats made with POST /chats, direct 1:1 chats
+ * made by the first message with recipientMemberId, each member's own
+ * self-chat, and one discussion chat per project with the discussion module
+ * (never served by the chat list or get). Members see their chats and nobody
+ * else does. Decisions where the spec is silent: docs/not-shown.md "Chats".
+ */
+
+export const CHAT_TYPES = ['group', 'direct', 'project'] as const;
+export const CHAT_NAME_MAX = 255;
+export const CHAT_DESCRIPTION_MAX = 5000;
+/** A chat's members: parent the chat, related the member, made when they joined. */
+export const CHAT_MEMBERS = 'chat.members';
+/** The members among them who own the chat (the creator of a group chat; both members of a direct chat). */
+export const CHAT_OWNERS = 'chat.owners';
+/** The members who muted the chat. */
+export const CHAT_MUTED = 'chat.muted';
+/** A direct chat's members again, for the `recipientMemberId` filter. */
+export const CHAT_DIRECT = 'chat.direct';
+
+const ID = z.string().regex(/^[0-9A-Za-z_!]+$/, 'must be an id').max(64);
+
+/** The member entries of chats (expand `members`): member id, owner and muted flags, and when they joined. */
+async function memberEntries(ctx: ReadContext, recs: readonly Rec[]): Promise<Map<string, unknown[]>> {
+  const ids = recs.map((r) => r.id);
+  const [members, owners, muted] = await Promise.all([
+    ctx.repo.linkRows(CHAT_MEMBERS, ids),
+    ctx.repo.linksOf(CHAT_OWNERS, ids),
+    ctx.repo.linksOf(CHAT_MUTED, ids),
+  ]);
+  const out = new Map<string, unknown[]>();
+  for (const m of members) {
+    const entry = {
+      memberId: m.relatedId,
+      owner: owners.get(m.parentId)?.includes(m.relatedId) ?? false,
+      muted: muted.get(m.parentId)?.includes(m.relatedId) ?? false,
+      joinedAt: iso(m.createdAt),
+    };
+    const list = out.get(m.parentId);
+    if (list) list.push(entry);
+    else out.set(m.parentId, [entry]);
+  }
+  return out;
+}
+
+/** Chats: group, direct and project discussions; hard-deleted with all their messages. */
+export const chatResource = defineResource({
+  name: 'chat',
+  path: 'chats',
+  policy: { regular: ['read', 'write', 'delete'], client: ['read', 'write'] },
+  fields: {
+    type: f.enum(CHAT_TYPES, { mode: 'createOnly' }),
+    name: f.string({ trim: true, min: 1, max: CHAT_NAME_MAX, nullable: true }),
+    description: f.string({ max: CHAT_DESCRIPTION_MAX, nullable: true }),
+    memberIds: f.json(z.array(ID).max(BATCH_MAX, `must hold at most ${BATCH_MAX} ids`), { mode: 'createOnly', writeOnly: true, nullable: true }),
+    teamId: f.readOnly('text', { column: 'team_id' }),
+    projectId: f.readOnly('text', { nullable: true }),
+    pinnedMessageId: f.readOnly('text', { nullable: true }),
+    lastMessageAt: f.readOnly('timestamp', { nullable: true }),
+    createdById: f.readOnly('text', { nullable: true, internal: true }),
+    /** Direct chats: the two member ids, sorted, joined by `:` (one chat per pair); self-chats: `self:{memberId}`. */
+    directKey: f.readOnly('text', { nullable: true, internal: true }),
+  },
+  membersOnly: { links: CHAT_MEMBERS },
+  unlisted: { field: 'type', value: 'project' },
+  filters: {
+    name: { ops: ['eq', 'contains', 'startsWith'] },
+    type: { ops: ['eq', 'in'] },
+    lastMessageAt: { ops: RANGE },
+    createdAt: { ops: RANGE },
+    recipientMemberId: { ops: ['eq'], links: CHAT_DIRECT },
+  },
+  defaultSort: 'lastMessageAt',
+  expand: {
+    project: { kind: 'one', target: 'project', field: 'projectId' },
+    members: { kind: 'entries', load: memberEntries },
+  },
+  hooks: {
+    async beforeCreate(ctx, input) {
+      if (input.type !== undefined && input.type !== 'group') {
+        throw fieldError('type', 'invalid_value', 'POST /chats creates group chats only; a direct chat starts with a message to recipientMemberId');
+      }
+      input.type = 'group';
+      if (typeof input.name !== 'string') throw fieldError('name', 'required', 'a group chat needs a name');
+      const others = [...new Set(input.memberIds ?? [])].filter((id) => id !== ctx.principal.memberId);
+      for (const id of others) await activeMember(ctx, id, 'memberIds');
+      input.memberIds = others;
+      input.teamId = ctx.teamId;
+      input.createdById = ctx.principal.memberId;
+    },
+    async afterCreate(ctx, rec) {
+      const me = ctx.principal.memberId;
+      await ctx.repo.addLinks(CHAT_MEMBERS, ctx.teamId, rec.id, [me, ...(rec.memberIds ?? [])], ctx.now);
+      await ctx.repo.addLinks(CHAT_OWNERS, ctx.teamId, rec.id, [me], ctx.now);
+      // The member list is written once, as links; the column keeps nothing.
+      await ctx.repo.update(ctx.registry.get('chat'), ctx.teamId, rec.id, { memberIds: null });
+      await postLifecycleMessage(ctx, { chatId: rec.id }, 'hello', `<@${me}> created the chat`);
+    },
+    beforeUpdate(_ctx, current, patch) {
+      if (current.type !== 'group' && patch.name !== undefined && patch.name !== current.name) {
+        throw fieldError('name', 'not_allowed', 'only a group chat has a name');
+      }
+      if (current.type === 'group' && patch.name === null) throw fieldError('name', 'required', 'a group chat needs a name');
+    },
+    async beforeDelete(ctx, rec) {
+      if (!(await ctx.repo.linkedTo(CHAT_OWNERS, [rec.id], ctx.principal.memberId)).has(rec.id)) {
+        throw new ProblemError('permission_denied', 'Only an owner of the chat may delete it', { missingPermissions: ['chat owner'] });
+      }
+    },
+    async beforeDestroy(ctx, rec) {
+      await ctx.repo.dropLinks({ kinds: [CHAT_MEMBERS, CHAT_OWNERS, CHAT_MUTED, CHAT_DIRECT], parentIds: [rec.id] });
+    },
+  },
+});
+
+/** An active member of the workspace, or 404 naming the field. */
+async function activeMember(ctx: WriteContext, id: string, field: string): Promise<Rec> {
+  const m = await ctx.mustGet('member', id, field);
+  if (m.active === false) throw fieldError(field, 'inactive_member', `member ${id} is not active`);
+  return m;
+}
+
+/** Create a chat row with its members and owners, announced with chat.created. */
+async function openChat(ctx: WriteContext, values: Record<string, unknown>, members: string[], owners: string[]): Promise<Rec> {
+  const res = ctx.registry.get('chat');
+  const rec = await newRecord(ctx, res, { teamId: ctx.teamId, createdById: ctx.principal.memberId, ...values });
+  await ctx.repo.insert(res, ctx.teamId, rec);
+  await ctx.repo.addLinks(CHAT_MEMBERS, ctx.teamId, rec.id, members, ctx.now);
+  await ctx.repo.addLinks(CHAT_OWNERS, ctx.teamId, rec.id, owners, ctx.now);
+  if (values.type === 'direct') await ctx.repo.addLinks(CHAT_DIRECT, ctx.teamId, rec.id, members, ctx.now);
+  await announce(ctx, res, rec, 'created');
+  return rec;
+}
+
+/**
+ * The 1:1 chat of the caller and `recipientId`, created on first use and
+ * reused afterwards (spec "Message": recipientMemberId). Both members own it.
+ * The recipient must be another active member of the workspace.
+ */
+export async function directChat(ctx: WriteContext, recipientId: string): Promise<{ chat: Rec; created: boolean }> {
+  const me = ctx.principal.memberId;
+  if (recipientId === me) throw fieldError('recipientMemberId', 'self_recipient', 'must be another member than the caller');
+  await activeMember(ctx, recipientId, 'recipientMemberId');
+  const pair = [me, recipientId].sort();
+  // One creator per pair at a time: lock both members in a fixed order.
+  const members = ctx.registry.get('member');
+  for (const id of pair) await ctx.repo.get(members, ctx.teamId, id, { lock: true });
+  const key = pair.join(':');
+  const [found] = await ctx.repo.findWhere(ctx.registry.get('chat'), ctx.teamId, { directKey: key }, { limit: 1 });
+  if (found) return { chat: found, created: false };
+  return { chat: await openChat(ctx, { type: 'direct', name: null, description: null, directKey: key }, pair, pair), created: true };
+}
+
+/** The caller's own chat (notes to self), created on first use. */
+export async function selfChat(ctx: WriteContext): Promise<{ chat: Rec; created: boolean }> {
+  const me = ctx.principal.memberId;
+  await ctx.repo.get(ctx.registry.get('member'), ctx.teamId, me, { lock: true });
+  const key = `self:${me}`;
+  const [found] = await ctx.repo.findWhere(ctx.registry.get('chat'), ctx.teamId, { directKey: key }, { limit: 1 });
+  if (found) return { chat: found, created: false };
+  return { chat: await openChat(ctx, { type: 'direct', name: null, description: null, directKey: key }, [me], [me]), created: true };
+}
+
+/**
+ * A project's discussion chat (spec "Project": discussionChatId), made with
+ * the project when its modules include discussion. Its members are the
+ * project's: the owner and the roster, kept in step by {@link syncDiscussion}.
+ */
+export async function openDiscussion(ctx: WriteContext, project: Rec): Promise<Rec> {
+  const roster = (await ctx.repo.linksOf('project.members', [project.id])).get(project.id) ?? [];
+  const owner = typeof project.ownerId === 'string' ? [project.ownerId] : [];
+  return openChat(ctx, { type: 'project', name: null, description: null, projectId: project.id }, [...new Set([...owner, ...roster])], owner);
+}
+
+/** Members added to or removed from a project's roster join or leave its discussion chat (the owner stays). */
+export async function syncDiscussion(ctx: WriteContext, project: Rec, added: readonly string[], removed: readonly string[]): Promise<void> {
+  const chatId = project.discussionChatId;
+  if (typeof chatId !== 'string') return;
+  await ctx.repo.addLinks(CHAT_MEMBERS, ctx.teamId, chatId, added, ctx.now);
+  const leaving = removed.filter((id) => id !== project.ownerId);
+  await ctx.repo.removeLinks(CHAT_MEMBERS, chatId, leaving);
+  for (const id of leaving) await ctx.repo.removeLinks(CHAT_MUTED, chatId, [id]);
+}
