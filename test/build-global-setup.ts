@@ -12,6 +12,7 @@ const BUILT = [
   ['packages/adapter-postgres', 'dist/index.js'],
   ['packages/http-node', 'dist/index.js'],
   ['packages/webhooks', 'dist/index.js'],
+  ['packages/thumbnails', 'dist/index.js'],
   ['examples/quickstart', 'dist/main.js'],
 ] as const;
 

@@ -1,10 +1,11 @@
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import { createPmapi } from '@pmapi/core';
+import { createDirectoryBlobStore, createMemoryBlobStore, createPmapi } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { applyServerDeadlines, toNodeHandler } from '@pmapi/http-node';
-import { createWebhookSender, createWebhookWorker } from '@pmapi/webhooks';
+import { createUrlFetcher, createWebhookSender, createWebhookWorker } from '@pmapi/webhooks';
+import { createSharpThumbnailer } from '@pmapi/thumbnails';
 import { seedDemo, demoNames } from './seed';
 import { demoSignIn, memberFromCookie } from './demo-sign-in';
 
@@ -14,6 +15,7 @@ Options:
   --port N     port on 127.0.0.1 (default 3000; 0 = any free port)
   --db PATH    SQLite file, or a postgres:// URL (default: DATABASE_URL if set, else in-memory SQLite)
   --json       print one line of JSON (baseUrl, teams, members, tokens) once listening
+  --files DIR  directory for file bytes (default: in memory with in-memory SQLite, else DIR = <db file>.files or ./pmapi-files)
   --allow-private-webhooks  deliver webhooks to private and loopback addresses (local development only)
   --help       this text`;
 
@@ -22,6 +24,7 @@ async function main(): Promise<void> {
     options: {
       port: { type: 'string', default: '3000' },
       db: { type: 'string' },
+      files: { type: 'string' },
       json: { type: 'boolean', default: false },
       'allow-private-webhooks': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -50,9 +53,19 @@ async function main(): Promise<void> {
 
   // Webhooks: signed deliveries by an in-process worker (a separate process can run createWebhookWorker instead).
   const sender = createWebhookSender({ allowPrivateTargets: values['allow-private-webhooks'] });
+  // File bytes: a directory beside the database (memory for the in-memory demo), thumbnails by sharp,
+  // upload-from-URL through the same SSRF-safe connector as webhooks (public targets only).
+  const filesDir = values.files ?? (!db ? undefined : /^postgres(ql)?:\/\//.test(db) ? 'pmapi-files' : `${db}.files`);
+  const fetcher = createUrlFetcher();
   const api = await createPmapi({
     store,
     webhookSender: sender,
+    files: {
+      store: filesDir ? createDirectoryBlobStore(filesDir) : createMemoryBlobStore(),
+      publicUrl: baseUrl,
+      thumbnailer: createSharpThumbnailer(),
+      fetcher,
+    },
     // The OAuth 2.1 server on the same origin; the demo sign-in stands in for the application's own.
     oauth: {
       issuer: baseUrl,
@@ -78,6 +91,9 @@ async function main(): Promise<void> {
   // Destroy trashed rows past retention once a minute.
   const purge = setInterval(() => void api.jobs.purge().catch((e) => console.error('purge failed', e)), 60_000);
   purge.unref();
+  // Thumbnails of new files and removal of bytes whose file is gone, every two seconds.
+  const fileJobs = setInterval(() => void api.jobs.processFiles().catch((e) => console.error('file jobs failed', e)), 2_000);
+  fileJobs.unref();
 
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ baseUrl, teams, authUrl: baseUrl, oauthClients })}\n`);
@@ -97,6 +113,7 @@ async function main(): Promise<void> {
   const stop = () => {
     server.close();
     worker.stop();
+    void fetcher.close();
     void api.close().finally(() => process.exit(0));
   };
   process.on('SIGINT', stop);
