@@ -64,7 +64,9 @@ export async function placeFile(ctx: WriteContext, input: Record<string, unknown
       throw fieldError('projectId', 'wrong_project', `must be the project of ${parent}, or left out`);
     }
   } else if (typeof input.projectId === 'string') {
-    projectId = input.projectId;
+    const project = await ctx.mustGet('project', input.projectId, 'projectId');
+    await ctx.access.assertRecord(ctx.registry.get('project'), project);
+    projectId = project.id;
   }
   if (typeof input.folderId === 'string') {
     const folder = await ctx.mustGet('documentFolder', input.folderId, 'folderId');

@@ -11,6 +11,7 @@ import type { SqlStore } from '../sql/dialect';
 import { nextCursor as nextPageCursor } from '../query/page';
 import { takePage, type Outcome } from '../presenters/v3';
 import type { ParsedList, ReadPlan } from '../query/parse';
+import type { FieldCondition } from '../sql/plan';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
 import { OversizedArray } from '../http/body';
@@ -108,8 +109,14 @@ export class Engine {
     if (res.projectContainer || (res.projectField && parsed.projectId === undefined)) {
       const ids = await ctx.access.accessibleIds();
       if (ids !== 'all') {
-        if (ids.length === 0) parsed.none = true;
-        else plan.conditions.push({ column: res.columnOf[res.projectKey!]!, kind: 'text', op: 'in', value: ids });
+        const column = res.columnOf[res.projectKey!]!;
+        // Rows outside any project (a chat's messages) are judged by their other rules, not left out.
+        const outside = !res.projectContainer && res.fields[res.projectKey!]!.nullable;
+        const open: FieldCondition = { column, kind: 'text', op: 'in', value: ids };
+        const none: FieldCondition = { column, kind: 'text', op: 'null', value: true };
+        if (outside) plan.conditions.push(ids.length ? { any: [none, open] } : none);
+        else if (ids.length === 0) parsed.none = true;
+        else plan.conditions.push(open);
       }
     } else if (res.projectField && parsed.projectId !== undefined) {
       await ctx.access.assertProject(parsed.projectId);

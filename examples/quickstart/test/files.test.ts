@@ -1,0 +1,133 @@
+import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { deflateSync } from 'node:zlib';
+
+/**
+ * Issue 12 through the quickstart, on SQLite (bytes in memory) and on
+ * Postgres (bytes in a directory): a PNG uploaded the spec's way (spec
+ * "File": upload URL, PUT, create with the uploadKey) comes back
+ * byte-identical and gets a thumbnail from the quickstart's file jobs; a
+ * group chat carries a message.
+ */
+
+const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const pgUrl = inject('pgUrl');
+
+interface Seed {
+  baseUrl: string;
+  teams: { id: string; members: { id: string; role: string; token: string }[] }[];
+}
+
+/** A valid RGB PNG of `w`×`h` pixels, built by hand (signature, IHDR, IDAT, IEND). */
+function png(w: number, h: number): Uint8Array {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (b: Buffer) => {
+    let c = 0xffffffff;
+    for (const x of b) c = crcTable[(c ^ x) & 0xff]! ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const sum = Buffer.alloc(4);
+    sum.writeUInt32BE(crc(body));
+    return Buffer.concat([len, body, sum]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const raw = Buffer.alloc((w * 3 + 1) * h);
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) raw.set([x % 256, y % 256, (x * y) % 256], y * (w * 3 + 1) + 1 + x * 3);
+  return new Uint8Array(Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]));
+}
+
+const stores = [
+  { name: 'sqlite', args: [] as string[] },
+  ...(pgUrl ? [{ name: 'postgres', args: ['--db', pgUrl] }] : []),
+];
+
+describe.each(stores)('quickstart [$name]: files with real bytes, thumbnails and chats (issue 12)', ({ args }) => {
+  let child: ChildProcess;
+  let seed: Seed;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pmapi-qs-files-'));
+    child = spawn(process.execPath, [main, '--port', '0', '--json', ...args, ...(args.length ? ['--files', dir] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    seed = await new Promise<Seed>((resolve, reject) => {
+      child.stdout!.on('data', (c: Buffer) => {
+        stdout += c.toString('utf8');
+        const nl = stdout.indexOf('\n');
+        if (nl !== -1) resolve(JSON.parse(stdout.slice(0, nl)) as Seed);
+      });
+      child.on('exit', (code) => reject(new Error(`quickstart exited with ${code}`)));
+    });
+  });
+  afterAll(() => {
+    child?.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const call = async (path: string, token: string, body?: unknown) => {
+    const r = await fetch(`${seed.baseUrl}/api/v3${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: r.status, body: (await r.json()) as any };
+  };
+
+  it('upload URL → PUT → POST /files; the url gives the bytes back; the file jobs make a thumbnail', async () => {
+    const owner = seed.teams[0]!.members[0]!.token;
+    const project = await call('/projects', owner, { name: `Files ${Date.now()}` });
+    expect(project.status).toBe(201);
+    const bytes = png(640, 480);
+    const slot = await call('/files/upload-url', owner, { size: bytes.byteLength });
+    expect(slot.status).toBe(200);
+    expect(slot.body.url.startsWith(`${seed.baseUrl}/api/v3/blobs/`)).toBe(true);
+    const put = await fetch(slot.body.url, { method: 'PUT', body: bytes });
+    expect(put.status).toBe(200);
+    const file = await call('/files', owner, { uploadKey: slot.body.uploadKey, size: bytes.byteLength, name: 'diagram.png', projectId: project.body.id });
+    expect(file.status).toBe(201);
+    expect(file.body).toMatchObject({ name: 'diagram.png', size: bytes.byteLength, processed: false, thumbnail: null, projectId: project.body.id });
+    const back = await fetch(file.body.url);
+    expect(back.status).toBe(200);
+    expect(Buffer.from(await back.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
+    // The quickstart runs the file jobs every two seconds.
+    let now = file.body;
+    for (let i = 0; i < 50 && !now.processed; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      now = (await call(`/files/${file.body.id}`, owner)).body;
+    }
+    expect(now.processed).toBe(true);
+    expect(typeof now.thumbnail).toBe('string');
+    const thumb = Buffer.from(await (await fetch(now.thumbnail)).arrayBuffer());
+    expect([...thumb.subarray(0, 3)]).toEqual([0xff, 0xd8, 0xff]);
+  });
+
+  it('a group chat with a member; a message there bumps lastMessageAt; the member sees it, another workspace does not', async () => {
+    const [acme, globex] = seed.teams;
+    const owner = acme!.members[0]!;
+    const regular = acme!.members[1]!;
+    const chat = await call('/chats', owner.token, { name: 'Launch room', memberIds: [regular.id] });
+    expect(chat.status).toBe(201);
+    const msg = await call('/messages', owner.token, { chatId: chat.body.id, text: `Ready, <@${regular.id}>?` });
+    expect(msg.status).toBe(201);
+    expect(msg.body.tagged).toEqual([regular.id]);
+    const seen = await call(`/messages?chatId[eq]=${chat.body.id}&subtype[null]=true`, regular.token);
+    expect(seen.body.data.map((m: any) => m.id)).toEqual([msg.body.id]);
+    expect((await call(`/chats/${chat.body.id}`, regular.token)).body.lastMessageAt).toBe(msg.body.createdAt);
+    expect((await call(`/chats/${chat.body.id}`, globex!.members[0]!.token)).status).toBe(404);
+  });
+});
