@@ -82,6 +82,44 @@ export function webhooksSuite(factory: StoreFactory): void {
       }
       for (const t of types) expect(c.has(t), t).toBe(true);
     });
+
+    it('every event documents, chats, messages, files and annotations emit (lifecycle, membership, operation) is a catalog name (issue 12)', async () => {
+      const c = eventCatalog(h.api.registry);
+      const seen = new Set((await h.outbox()).map((e) => e.eventId as string));
+      const p = await h.project({ members: [h.a.regular.id] });
+      const t = await h.task(p.id);
+      const doc = (await h.post('/documents', { title: 'D', projectId: p.id, body: 'x' })).body;
+      await h.post(`/documents/${doc.id}/append`, { text: 'y' });
+      await h.post(`/documents/${doc.id}/edit-text`, { oldText: 'y', newText: 'z' });
+      await h.post(`/tasks/${t.id}/attach-document`, { documentId: doc.id });
+      await h.post(`/tasks/${t.id}/detach-document`, { documentId: doc.id });
+      const chat = (await h.post('/chats', { name: 'C', memberIds: [h.a.regular.id] })).body;
+      await h.patch(`/chats/${chat.id}`, { description: 'about' });
+      const file = (await h.upload('bytes', { name: 'a.txt', projectId: p.id })).body;
+      const label = (await h.post('/labels', { name: 'Files label' })).body;
+      await h.post(`/files/${file.id}/labels`, { ids: [label.id] });
+      await h.del(`/files/${file.id}/labels`, { body: { ids: [label.id] } });
+      await h.post(`/files/${file.id}/subscribers`, { ids: [h.a.regular.id] });
+      await h.post('/files/from-content', { name: 'b.txt', content: 'hi', projectId: p.id });
+      const note = (await h.post('/annotations', { type: 'image', fileId: file.id, position: { shape: 'POINT', x: 1, y: 2 } })).body;
+      const m = (await h.post('/messages', { chatId: chat.id, text: 'hello', files: [file.id] })).body;
+      await h.patch(`/messages/${m.id}`, { text: 'hello again', files: [] });
+      await h.post('/messages', { annotationId: note.id, text: 'first comment' });
+      await h.post('/messages', { recipientMemberId: h.a.regular.id, text: 'direct' });
+      await h.del(`/messages/${m.id}`);
+      await h.post(`/messages/${m.id}/restore`);
+      await h.del(`/files/${file.id}`);
+      await h.del(`/chats/${chat.id}`);
+      await h.api.jobs.processFiles();
+      const types = new Set((await h.outbox()).filter((e) => !seen.has(e.eventId)).map((e) => e.type as string));
+      for (const name of [
+        'document.created', 'document.append', 'document.editText', 'task.attachDocument', 'task.detachDocument',
+        'chat.created', 'chat.updated', 'chat.removed', 'file.createUploadUrl', 'file.created', 'file.createFromContent', 'file.updated', 'file.removed',
+        'file.labels.added', 'file.labels.removed', 'file.subscribers.added', 'annotation.created', 'annotation.updated',
+        'message.created', 'message.updated', 'message.removed', 'message.restored', 'message.files.added', 'message.files.removed',
+      ]) expect(types.has(name), name).toBe(true);
+      for (const name of types) expect(c.has(name), name).toBe(true);
+    });
   });
 
   describe(`[${factory.name}] v3 Webhook: registration validation (Webhook, Subscribing, Limits)`, () => {
