@@ -1,10 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
+import { startQuickstart, type Seed } from './start';
 
 /**
  * Issue 12 through the quickstart, on SQLite (bytes in memory) and on
@@ -14,13 +14,7 @@ import { deflateSync } from 'node:zlib';
  * group chat carries a message.
  */
 
-const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const pgUrl = inject('pgUrl');
-
-interface Seed {
-  baseUrl: string;
-  teams: { id: string; members: { id: string; role: string; token: string }[] }[];
-}
 
 /** A valid RGB PNG of `w`×`h` pixels, built by hand (signature, IHDR, IDAT, IEND). */
 function png(w: number, h: number): Uint8Array {
@@ -63,16 +57,7 @@ describe.each(stores)('quickstart [$name]: files with real bytes, thumbnails and
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'pmapi-qs-files-'));
-    child = spawn(process.execPath, [main, '--port', '0', '--json', ...args, ...(args.length ? ['--files', dir] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let stdout = '';
-    seed = await new Promise<Seed>((resolve, reject) => {
-      child.stdout!.on('data', (c: Buffer) => {
-        stdout += c.toString('utf8');
-        const nl = stdout.indexOf('\n');
-        if (nl !== -1) resolve(JSON.parse(stdout.slice(0, nl)) as Seed);
-      });
-      child.on('exit', (code) => reject(new Error(`quickstart exited with ${code}`)));
-    });
+    ({ child, seed } = await startQuickstart([...args, ...(args.length ? ['--files', dir] : [])]));
   });
   afterAll(() => {
     child?.kill('SIGTERM');

@@ -1,21 +1,18 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import * as oauth from 'oauth4webapi';
 import { chromium, type Browser } from 'playwright-core';
+import { startQuickstart, type Seed as BaseSeed } from './start';
 
-const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const CHROMIUM = '/usr/bin/chromium';
 const hasBrowser = existsSync(CHROMIUM);
 if (!hasBrowser && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium for this test`);
 if (!hasBrowser) console.warn(`[pmapi] ${CHROMIUM} not found: the consent click-through is SKIPPED (apt-get install -y chromium)`);
 
-interface Seed {
-  baseUrl: string;
+interface Seed extends BaseSeed {
   authUrl: string;
-  teams: { id: string; members: { id: string; role: string; token: string }[] }[];
   oauthClients: { clientId: string; clientSecret?: string; type: string; redirectUris: string[] }[];
 }
 
@@ -31,16 +28,7 @@ describe.skipIf(!hasBrowser)('quickstart: a stock OAuth client connects through 
   let landed: URL | undefined;
 
   beforeAll(async () => {
-    child = spawn(process.execPath, [main, '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    seed = await new Promise<Seed>((resolve, reject) => {
-      let out = '';
-      child.stdout!.on('data', (c: Buffer) => {
-        out += c.toString('utf8');
-        const nl = out.indexOf('\n');
-        if (nl !== -1) resolve(JSON.parse(out.slice(0, nl)) as Seed);
-      });
-      child.on('exit', (code) => reject(new Error(`quickstart exited with ${code}`)));
-    });
+    ({ child, seed } = await startQuickstart<Seed>());
     // The app's redirect URI (registered by the quickstart): a tiny server that records where the browser lands.
     callback = http.createServer((req, res) => {
       const u = new URL(req.url ?? '/', 'http://127.0.0.1:8976');

@@ -1,32 +1,18 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-
-const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
-
-interface Seed {
-  baseUrl: string;
-  teams: { id: string; members: { id: string; role: string; token: string }[] }[];
-}
+import type { ChildProcess } from 'node:child_process';
+import { startQuickstart, type Seed } from './start';
 
 /** The quickstart contract scripts rely on: `--port 0 --json` prints one JSON line once listening. */
 describe('quickstart (examples/quickstart): pnpm start --port 0 --json', () => {
   let child: ChildProcess;
   let seed: Seed;
-  let stdout = '';
+  let stdout: () => string;
 
   beforeAll(async () => {
-    if (!existsSync(main)) throw new Error(`${main} is missing: run pnpm install (it builds the packages) or pnpm build`);
-    child = spawn(process.execPath, [main, '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    seed = await new Promise<Seed>((resolve, reject) => {
-      child.stdout!.on('data', (c: Buffer) => {
-        stdout += c.toString('utf8');
-        const nl = stdout.indexOf('\n');
-        if (nl !== -1) resolve(JSON.parse(stdout.slice(0, nl)) as Seed);
-      });
-      child.on('exit', (code) => reject(new Error(`quickstart exited with ${code}`)));
-    });
+    const started = await startQuickstart();
+    child = started.child;
+    seed = started.seed;
+    stdout = started.stdout;
   });
   afterAll(() => {
     child?.kill('SIGTERM');
@@ -37,7 +23,7 @@ describe('quickstart (examples/quickstart): pnpm start --port 0 --json', () => {
 
   it('prints exactly one line of JSON of the documented shape', async () => {
     await new Promise((r) => setTimeout(r, 100));
-    expect(stdout.trim().split('\n')).toHaveLength(1);
+    expect(stdout().trim().split('\n')).toHaveLength(1);
     expect(seed.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(seed.teams).toHaveLength(2);
     expect(seed.teams[0]!.members.map((m) => m.role)).toEqual(['owner', 'regular', 'client']);
