@@ -29,7 +29,8 @@ describe('resource registry: every declaration is complete and consistent', () =
   it('filters, sorts, expands and relations point at real fields and resources', () => {
     for (const res of builtinResources) {
       for (const [name, f] of Object.entries(res.filters)) {
-        if (f.links) expect(f.links.startsWith(`${res.name}.`) && !res.relations?.[f.links.slice(res.name.length + 1)], `${res.name} filter ${name}: links of its own, not a relation's`).toBe(true);
+        if (f.derive) expect(res.columnOf[f.derive.field], `${res.name} filter ${name}: derived onto a stored field`).toBeDefined();
+        else if (f.links) expect(f.links.startsWith(`${res.name}.`) && !res.relations?.[f.links.slice(res.name.length + 1)], `${res.name} filter ${name}: links of its own, not a relation's`).toBe(true);
         else if (f.relation) expect(res.relations?.[f.relation], `${res.name}.${name}`).toBeDefined();
         else expect(res.columnOf[f.field ?? name], `${res.name} filter ${name}`).toBeDefined();
       }

@@ -190,7 +190,10 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
     const op = m[2] as FilterOp;
     if (!OPS.has(op) || !fd.ops.includes(op)) throw invalid(k, fd.ops.map((x) => `${name}[${x}]`), `${name} does not support the '${op}' operator`);
     givenFilters.add(name);
-    const cond = buildCondition(res, name, fd.field ?? name, fd.links ?? (fd.relation ? `${res.name}.${fd.relation}` : undefined), op, v, k);
+    const cond = fd.derive
+      ? buildCondition(res, name, fd.derive.field, undefined, op, fd.derive.value(v, o.memberId), k)
+      : buildCondition(res, name, fd.field ?? name, fd.links ?? (fd.relation ? `${res.name}.${fd.relation}` : undefined), op, v, k);
+    if (fd.derive) fingerprint.push(`caller=${o.memberId}`);
     if (name === 'purgeAt') includeTrashed = true;
     conditions.push(cond);
     fingerprint.push(`${k}=${v}`);

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { defineResource, RANGE, type Rec } from './define-resource';
 import { BATCH_MAX, f } from './fields';
-import type { ReadContext, WriteContext } from './hooks';
+import type { ReadContext } from './hooks';
 import { fieldError } from './rules';
 import { ProblemError } from '../errors/problem';
 import { iso } from '../clock/index';
-import { announce, newRecord } from '../services/records';
 import { postLifecycleMessage } from './message.resource';
+import { activeMember, CHAT_MEMBERS, CHAT_MUTED, CHAT_OWNERS, directKey } from './chat-rooms';
 
 /*
  * Chats (spec "Chat"): group chats made with POST /chats, direct 1:1 chats
@@ -19,15 +19,6 @@ import { postLifecycleMessage } from './message.resource';
 export const CHAT_TYPES = ['group', 'direct', 'project'] as const;
 export const CHAT_NAME_MAX = 255;
 export const CHAT_DESCRIPTION_MAX = 5000;
-/** A chat's members: parent the chat, related the member, made when they joined. */
-export const CHAT_MEMBERS = 'chat.members';
-/** The members among them who own the chat (the creator of a group chat; both members of a direct chat). */
-export const CHAT_OWNERS = 'chat.owners';
-/** The members who muted the chat. */
-export const CHAT_MUTED = 'chat.muted';
-/** A direct chat's members again, for the `recipientMemberId` filter. */
-export const CHAT_DIRECT = 'chat.direct';
-
 const ID = z.string().regex(/^[0-9A-Za-z_!]+$/, 'must be an id').max(64);
 
 /** The member entries of chats (expand `members`): member id, owner and muted flags, and when they joined. */
@@ -78,7 +69,8 @@ export const chatResource = defineResource({
     type: { ops: ['eq', 'in'] },
     lastMessageAt: { ops: RANGE },
     createdAt: { ops: RANGE },
-    recipientMemberId: { ops: ['eq'], links: CHAT_DIRECT },
+    // The caller's 1:1 chat with that member (their self-chat for their own id).
+    recipientMemberId: { ops: ['eq'], derive: { field: 'directKey', value: directKey } },
   },
   defaultSort: 'lastMessageAt',
   expand: {
@@ -118,76 +110,8 @@ export const chatResource = defineResource({
       }
     },
     async beforeDestroy(ctx, rec) {
-      await ctx.repo.dropLinks({ kinds: [CHAT_MEMBERS, CHAT_OWNERS, CHAT_MUTED, CHAT_DIRECT], parentIds: [rec.id] });
+      await ctx.repo.dropLinks({ kinds: [CHAT_MEMBERS, CHAT_OWNERS, CHAT_MUTED], parentIds: [rec.id] });
     },
   },
 });
 
-/** An active member of the workspace, or 404 naming the field. */
-async function activeMember(ctx: WriteContext, id: string, field: string): Promise<Rec> {
-  const m = await ctx.mustGet('member', id, field);
-  if (m.active === false) throw fieldError(field, 'inactive_member', `member ${id} is not active`);
-  return m;
-}
-
-/** Create a chat row with its members and owners, announced with chat.created. */
-async function openChat(ctx: WriteContext, values: Record<string, unknown>, members: string[], owners: string[]): Promise<Rec> {
-  const res = ctx.registry.get('chat');
-  const rec = await newRecord(ctx, res, { teamId: ctx.teamId, createdById: ctx.principal.memberId, ...values });
-  await ctx.repo.insert(res, ctx.teamId, rec);
-  await ctx.repo.addLinks(CHAT_MEMBERS, ctx.teamId, rec.id, members, ctx.now);
-  await ctx.repo.addLinks(CHAT_OWNERS, ctx.teamId, rec.id, owners, ctx.now);
-  if (values.type === 'direct') await ctx.repo.addLinks(CHAT_DIRECT, ctx.teamId, rec.id, members, ctx.now);
-  await announce(ctx, res, rec, 'created');
-  return rec;
-}
-
-/**
- * The 1:1 chat of the caller and `recipientId`, created on first use and
- * reused afterwards (spec "Message": recipientMemberId). Both members own it.
- * The recipient must be another active member of the workspace.
- */
-export async function directChat(ctx: WriteContext, recipientId: string): Promise<{ chat: Rec; created: boolean }> {
-  const me = ctx.principal.memberId;
-  if (recipientId === me) throw fieldError('recipientMemberId', 'self_recipient', 'must be another member than the caller');
-  await activeMember(ctx, recipientId, 'recipientMemberId');
-  const pair = [me, recipientId].sort();
-  // One creator per pair at a time: lock both members in a fixed order.
-  const members = ctx.registry.get('member');
-  for (const id of pair) await ctx.repo.get(members, ctx.teamId, id, { lock: true });
-  const key = pair.join(':');
-  const [found] = await ctx.repo.findWhere(ctx.registry.get('chat'), ctx.teamId, { directKey: key }, { limit: 1 });
-  if (found) return { chat: found, created: false };
-  return { chat: await openChat(ctx, { type: 'direct', name: null, description: null, directKey: key }, pair, pair), created: true };
-}
-
-/** The caller's own chat (notes to self), created on first use. */
-export async function selfChat(ctx: WriteContext): Promise<{ chat: Rec; created: boolean }> {
-  const me = ctx.principal.memberId;
-  await ctx.repo.get(ctx.registry.get('member'), ctx.teamId, me, { lock: true });
-  const key = `self:${me}`;
-  const [found] = await ctx.repo.findWhere(ctx.registry.get('chat'), ctx.teamId, { directKey: key }, { limit: 1 });
-  if (found) return { chat: found, created: false };
-  return { chat: await openChat(ctx, { type: 'direct', name: null, description: null, directKey: key }, [me], [me]), created: true };
-}
-
-/**
- * A project's discussion chat (spec "Project": discussionChatId), made with
- * the project when its modules include discussion. Its members are the
- * project's: the owner and the roster, kept in step by {@link syncDiscussion}.
- */
-export async function openDiscussion(ctx: WriteContext, project: Rec): Promise<Rec> {
-  const roster = (await ctx.repo.linksOf('project.members', [project.id])).get(project.id) ?? [];
-  const owner = typeof project.ownerId === 'string' ? [project.ownerId] : [];
-  return openChat(ctx, { type: 'project', name: null, description: null, projectId: project.id }, [...new Set([...owner, ...roster])], owner);
-}
-
-/** Members added to or removed from a project's roster join or leave its discussion chat (the owner stays). */
-export async function syncDiscussion(ctx: WriteContext, project: Rec, added: readonly string[], removed: readonly string[]): Promise<void> {
-  const chatId = project.discussionChatId;
-  if (typeof chatId !== 'string') return;
-  await ctx.repo.addLinks(CHAT_MEMBERS, ctx.teamId, chatId, added, ctx.now);
-  const leaving = removed.filter((id) => id !== project.ownerId);
-  await ctx.repo.removeLinks(CHAT_MEMBERS, chatId, leaving);
-  for (const id of leaving) await ctx.repo.removeLinks(CHAT_MUTED, chatId, [id]);
-}

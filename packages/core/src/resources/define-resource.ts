@@ -15,6 +15,12 @@ export interface FilterDef {
   relation?: string;
   /** Filter through links of this kind (this row the parent) that operations write, not a declared relation: rows linked to the given ids. */
   links?: string;
+  /**
+   * A filter whose meaning depends on the caller (`eq` only): the value
+   * becomes an `eq` on the stored field `field` with the value `value`
+   * gives for the caller's member id (a chat's `recipientMemberId`).
+   */
+  derive?: { field: string; value: (given: string, memberId: string) => string };
 }
 
 export type ExpandDef =
@@ -79,6 +85,8 @@ export interface ResourceHooks<R extends Rec = Rec> {
   beforeDelete?(ctx: WriteContext, rec: R): Promise<void> | void;
   /** Before a trashed row comes back. */
   beforeRestore?(ctx: WriteContext, rec: R): Promise<void> | void;
+  /** Before a sub-route adds ids to or removes ids from a row's relation (refuse the change; body sets go through beforeUpdate). */
+  beforeLinksChange?(ctx: WriteContext, rec: R, relation: string): Promise<void> | void;
   /** After ids were linked to or unlinked from a row through a relation (body sets and sub-routes alike). */
   afterLinksChange?(ctx: WriteContext, rec: R, relation: string, added: readonly string[], removed: readonly string[]): Promise<void> | void;
   /** Hard removal (delete of a hard-deleted resource, or purge): remove dependants. */

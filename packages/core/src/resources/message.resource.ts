@@ -4,7 +4,7 @@ import { BATCH_MAX, f } from './fields';
 import type { ReadContext, WriteContext } from './hooks';
 import { fieldError } from './rules';
 import { ProblemError } from '../errors/problem';
-import { directChat } from './chat.resource';
+import { directChat } from './chat-rooms';
 import { insertRecord, newRecord, patchRecord, announce } from '../services/records';
 import { presentRecord } from '../services/serialize';
 
@@ -232,10 +232,11 @@ export const messageResource = defineResource({
     async afterCreate(ctx, rec) {
       await afterPosted(ctx, rec);
     },
+    beforeLinksChange(ctx, current) {
+      assertAuthor(ctx, current, 'edits');
+    },
     async beforeUpdate(ctx, current, patch) {
-      if (current.authorId !== ctx.principal.memberId) {
-        throw new ProblemError('permission_denied', 'Only its author edits a message', { missingPermissions: ['message author'] });
-      }
+      assertAuthor(ctx, current, 'edits');
       if ('text' in patch) {
         checkPayload({ ...current, ...patch });
         const mentioned = await checkMentions(ctx, patch.text);
@@ -246,17 +247,21 @@ export const messageResource = defineResource({
       patch.isEdited = true;
     },
     beforeDelete(ctx, rec) {
-      if (rec.authorId !== null && rec.authorId !== ctx.principal.memberId) {
-        throw new ProblemError('permission_denied', 'Only its author deletes a message', { missingPermissions: ['message author'] });
-      }
+      // A lifecycle message (no author) may be deleted by anyone who sees it.
+      if (rec.authorId !== null) assertAuthor(ctx, rec, 'deletes');
     },
     beforeRestore(ctx, rec) {
-      if (rec.authorId !== null && rec.authorId !== ctx.principal.memberId) {
-        throw new ProblemError('permission_denied', 'Only its author restores a message', { missingPermissions: ['message author'] });
-      }
+      if (rec.authorId !== null) assertAuthor(ctx, rec, 'restores');
     },
   },
 });
+
+/** Only a message's author changes it (403 permission_denied); a lifecycle message has none, so nobody edits it. */
+function assertAuthor(ctx: WriteContext, rec: Rec, verb: string): void {
+  if (rec.authorId !== ctx.principal.memberId) {
+    throw new ProblemError('permission_denied', `Only its author ${verb} a message`, { missingPermissions: ['message author'] });
+  }
+}
 
 /** What a new message sets off: its chat's lastMessageAt, and an annotation's thread task on the first comment. */
 async function afterPosted(ctx: WriteContext, rec: Rec): Promise<void> {

@@ -6,7 +6,7 @@ import { customFieldsSchema, f } from './fields';
 import { fieldError, initialsOf, nextOrder, paletteColor, secondaryOf } from './rules';
 import { destroyDependants, insertRecord } from '../services/records';
 import type { WriteContext } from './hooks';
-import { CHAT_DIRECT, CHAT_MEMBERS, CHAT_MUTED, CHAT_OWNERS, openDiscussion, syncDiscussion } from './chat.resource';
+import { CHAT_MEMBERS, CHAT_MUTED, CHAT_OWNERS, openDiscussion, syncDiscussion } from './chat-rooms';
 
 export const PROJECT_MODULES = ['tasks', 'milestones', 'calendar', 'documents', 'files', 'discussion', 'forms', 'home'] as const;
 const COLUMN_KEYS = z.array(z.string().min(1).max(64)).max(100);
@@ -134,7 +134,7 @@ export const projectResource = defineResource({
       // The discussion chat, with its messages and members.
       if (typeof rec.discussionChatId === 'string') {
         const chats = ctx.registry.get('chat');
-        await ctx.repo.dropLinks({ kinds: [CHAT_MEMBERS, CHAT_OWNERS, CHAT_MUTED, CHAT_DIRECT], parentIds: [rec.discussionChatId] });
+        await ctx.repo.dropLinks({ kinds: [CHAT_MEMBERS, CHAT_OWNERS, CHAT_MUTED], parentIds: [rec.discussionChatId] });
         await destroyDependants(ctx, chats, [rec.discussionChatId]);
         await ctx.repo.destroy(chats, ctx.teamId, [rec.discussionChatId]);
       }

@@ -3,7 +3,7 @@ import type { WriteContext } from '../services/context';
 import type { OpResult } from '../services/engine';
 import { notFound } from '../errors/problem';
 import { presentRecord } from '../services/serialize';
-import { CHAT_MUTED, selfChat } from '../resources/chat.resource';
+import { CHAT_MUTED, selfChat } from '../resources/chat-rooms';
 
 /*
  * Chat operations beyond the standard ones (paths "not shown":
@@ -22,7 +22,8 @@ async function self(ctx: WriteContext): Promise<OpResult> {
 async function mute(ctx: WriteContext, id: string, on: boolean): Promise<OpResult> {
   const res = ctx.registry.get('chat');
   const chat = await ctx.repo.get(res, ctx.teamId, id);
-  if (!chat) throw notFound('chat', id);
+  // A project's discussion chat is not served by the chat endpoints (spec "Chat").
+  if (!chat || chat.type === 'project') throw notFound('chat', id);
   await ctx.access.assertRecord(res, chat);
   const me = [ctx.principal.memberId];
   if (on) await ctx.repo.addLinks(CHAT_MUTED, ctx.teamId, id, me, ctx.now);

@@ -404,6 +404,7 @@ export class Engine {
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
     if (!current || unlisted(res, current)) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
+    await res.hooks?.beforeLinksChange?.(ctx, current, relation);
     const kind = `${res.name}.${relation}`;
     let changed: string[];
     if (change === 'add') {
