@@ -137,11 +137,11 @@ async function download(method: string, link: BlobLink, nowSeconds: number, deps
   const present = method === 'HEAD' ? (await deps.store.size(link.key)) !== undefined : bytes !== undefined;
   if (!present) return deps.problem('resource_not_found', 'No file behind this link');
 
-  const ext = extensionOf(link.fileName);
-  const svg = ext === 'svg';
+  // Bytes without a type known to be safe to show (SVG, HTML, anything unknown) are only ever saved, never shown.
+  const type = CONTENT_TYPES[extensionOf(link.fileName)];
   const headers: Record<string, string> = {
-    'content-type': (!svg && CONTENT_TYPES[ext]) || OCTET,
-    'content-disposition': contentDisposition(svg ? 'attachment' : link.disposition ?? 'attachment', link.fileName),
+    'content-type': type ?? OCTET,
+    'content-disposition': contentDisposition(type ? link.disposition ?? 'attachment' : 'attachment', link.fileName),
     'x-content-type-options': 'nosniff',
     'cache-control': `private, max-age=${Math.max(0, link.expiresAt - nowSeconds)}`,
   };

@@ -13,18 +13,32 @@ export const ANNOTATION_TYPES = ['image', 'video'] as const;
 export const SHAPES = ['POINT', 'RECTANGLE', 'OVAL'] as const;
 
 const percent = z.number().finite().min(0, 'must be a percentage, 0-100').max(100, 'must be a percentage, 0-100');
+const SIZED = ['RECTANGLE', 'OVAL'];
 
 /**
  * `{}` (a bare anchor); `{shape: 'POINT', x, y}`; or `{shape: 'RECTANGLE' |
  * 'OVAL', x, y, width, height}` — percentages (0-100) of the file's
- * dimensions, a shape never past the right or bottom edge.
+ * dimensions, a shape never past the right or bottom edge (`out_of_bounds`).
+ * One object with the rules of each shape, so every refusal names its own
+ * field and code.
  */
-export const positionSchema = z.union([
-  z.strictObject({}),
-  z.strictObject({ shape: z.literal('POINT'), x: percent, y: percent }),
-  z.strictObject({ shape: z.enum(['RECTANGLE', 'OVAL']), x: percent, y: percent, width: percent, height: percent })
-    .refine((p) => p.x + p.width <= 100 && p.y + p.height <= 100, { message: 'x + width and y + height must stay within 100', params: { code: 'out_of_bounds' } }),
-]);
+export const positionSchema = z
+  .strictObject({ shape: z.enum(SHAPES).optional(), x: percent.optional(), y: percent.optional(), width: percent.optional(), height: percent.optional() })
+  .superRefine((p, issue) => {
+    const fail = (path: string, code: string, message: string) => issue.addIssue({ code: 'custom', path: [path], message, params: { code } });
+    const given = (['x', 'y', 'width', 'height'] as const).filter((k) => p[k] !== undefined);
+    if (p.shape === undefined) {
+      if (given.length) fail('shape', 'required', 'a position with coordinates needs a shape: POINT, RECTANGLE or OVAL');
+      return;
+    }
+    const needs = SIZED.includes(p.shape) ? (['x', 'y', 'width', 'height'] as const) : (['x', 'y'] as const);
+    for (const k of needs) if (p[k] === undefined) fail(k, 'required', `a ${p.shape} needs ${needs.join(', ')}`);
+    if (p.shape === 'POINT') for (const k of ['width', 'height'] as const) if (p[k] !== undefined) fail(k, 'not_allowed', 'a POINT has only x and y');
+    if (SIZED.includes(p.shape)) {
+      if (p.x !== undefined && p.width !== undefined && p.x + p.width > 100) fail('width', 'out_of_bounds', 'x + width must stay within 100');
+      if (p.y !== undefined && p.height !== undefined && p.y + p.height > 100) fail('height', 'out_of_bounds', 'y + height must stay within 100');
+    }
+  });
 
 export const annotationResource = defineResource({
   name: 'annotation',

@@ -66,10 +66,11 @@ function newBlobKey(ctx: ReadContext): string {
   return `${ctx.teamId.replace(/[^A-Za-z0-9_-]/g, '-')}/${ctx.ids.uuid()}`;
 }
 
-/** Bytes left in the workspace's quota (a read, for early refusals; the write checks again under a lock). */
-async function bytesLeft(ctx: ReadContext): Promise<number> {
-  const quota = (await workspaceQuota(ctx.repo, ctx.teamId)) ?? ctx.files.quotaBytes;
-  return Math.max(0, quota - (await usedBytes(ctx.repo, ctx.teamId)));
+/** The workspace's quota and what its files use (a read, for early refusals; the write checks again under a lock). */
+async function quotaOf(ctx: ReadContext): Promise<{ quotaBytes: number; usedBytes: number; left: number }> {
+  const quotaBytes = (await workspaceQuota(ctx.repo, ctx.teamId)) ?? ctx.files.quotaBytes;
+  const used = await usedBytes(ctx.repo, ctx.teamId);
+  return { quotaBytes, usedBytes: used, left: Math.max(0, quotaBytes - used) };
 }
 
 /**
@@ -125,9 +126,11 @@ function decodeContent(content: string, encoding: 'utf8' | 'base64'): Uint8Array
 /** Store bytes under a fresh key, refusing them early when they cannot fit the quota. */
 async function storeBytes(ctx: ReadContext, body: Placed & { name: string }, bytes: Uint8Array, field: string): Promise<Stored> {
   const store = ctx.files.requireStore();
-  if (bytes.byteLength > (await bytesLeft(ctx))) {
+  const { quotaBytes, usedBytes: used, left } = await quotaOf(ctx);
+  if (bytes.byteLength > left) {
     throw new ProblemError('validation_failed', 'The file does not fit the workspace\'s storage quota', {
-      errors: [{ field, code: 'storage_quota_exceeded', message: `${bytes.byteLength} bytes exceed what is left of the workspace's quota` }],
+      errors: [{ field, code: 'storage_quota_exceeded', message: `${bytes.byteLength} bytes exceed the ${left} bytes left of the workspace's quota` }],
+      quotaBytes, usedBytes: used,
     });
   }
   const key = newBlobKey(ctx);
@@ -161,7 +164,7 @@ async function prepareFromUrl(ctx: ReadContext, raw: unknown): Promise<Stored> {
   ctx.files.requireStore();
   const fetcher = ctx.files.fetcher;
   if (!fetcher) throw new ProblemError('service_unavailable', 'Upload from URL is not configured on this server');
-  const maxBytes = Math.min(ctx.files.fromUrlMaxBytes, await bytesLeft(ctx));
+  const maxBytes = Math.min(ctx.files.fromUrlMaxBytes, (await quotaOf(ctx)).left);
   let got: { bytes: Uint8Array };
   try {
     got = await fetcher.fetch(body.url, { maxBytes, timeoutMs: ctx.files.fromUrlTimeoutMs });
