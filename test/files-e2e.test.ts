@@ -230,8 +230,8 @@ function acceptance(store: 'directory' | 's3', R: () => Running): void {
   it('real bytes go up through the presigned URL and come back byte-identical through url (inline) and download (attachment)', async () => {
     const bytes = new Uint8Array(randomBytes(200_000));
     bytes.set(Uint8Array.from({ length: 256 }, (_, i) => i), 0);
-    const f = await upload(bytes, 'payload.bin');
-    expect(f).toMatchObject({ name: 'payload.bin', size: bytes.byteLength, processed: false, thumbnail: null, projectId: R().projectId });
+    const f = await upload(bytes, 'payload.txt');
+    expect(f).toMatchObject({ name: 'payload.txt', size: bytes.byteLength, processed: false, thumbnail: null, projectId: R().projectId });
     expectLoopback(f.url);
     expect(f.url.startsWith(`${R().origin}/api/v3/blobs/`)).toBe(true);
 
@@ -246,15 +246,19 @@ function acceptance(store: 'directory' | 's3', R: () => Running): void {
     const inline = await download(f.url);
     expect(inline.status).toBe(200);
     expectSameBytes(inline.bytes, bytes);
-    expect(inline.headers.get('content-disposition')).toMatch(/^inline; filename="payload\.bin"/);
+    expect(inline.headers.get('content-disposition')).toMatch(/^inline; filename="payload\.txt"/);
     const attachment = await download(f.download);
     expect(attachment.status).toBe(200);
     expectSameBytes(attachment.bytes, bytes);
-    expect(attachment.headers.get('content-disposition')).toMatch(/^attachment; filename="payload\.bin"/);
+    expect(attachment.headers.get('content-disposition')).toMatch(/^attachment; filename="payload\.txt"/);
 
     const read = await R().call('GET', `/files/${f.id}`);
     expect(read.status).toBe(200);
     expectSameBytes((await download(read.body.url)).bytes, bytes);
+
+    // Bytes of a type not safe to show are only ever saved, whichever store serves them.
+    const page = await upload(new TextEncoder().encode('<script>alert(1)</script>'), 'page.html');
+    expect((await download(page.url)).headers.get('content-disposition')).toMatch(/^attachment; filename="page\.html"/);
   });
 
   it('a PNG gets a thumbnail of at most 256×256 once api.jobs.processFiles() has run; the original stays byte-identical', async () => {

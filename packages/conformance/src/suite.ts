@@ -13,6 +13,8 @@ import { listsSuite } from './suites/resources/lists';
 import { labelsSuite } from './suites/resources/labels';
 import { checklistsSuite } from './suites/resources/checklists';
 import { documentsSuite } from './suites/resources/documents';
+import { chatsSuite } from './suites/resources/chats';
+import { filesSuite } from './suites/resources/files';
 import { tasksSuite } from './suites/tasks';
 import { hardeningSuite } from './suites/hardening';
 import { hardeningInputSuite } from './suites/hardening-input';
@@ -45,6 +47,8 @@ export function runConformance(factory: StoreFactory): void {
   labelsSuite(factory);
   checklistsSuite(factory);
   documentsSuite(factory);
+  chatsSuite(factory);
+  filesSuite(factory);
   tasksSuite(factory);
   hardeningSuite(factory);
   hardeningInputSuite(factory);

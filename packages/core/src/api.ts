@@ -27,7 +27,7 @@ import { memoryRateLimitStore } from './limits/memory';
 import { sqlRateLimitStore } from './limits/sql';
 import { fileServices, type FileOptions, type FileServices } from './files/service';
 import { runFileJobs, sweepUploads, type FileJobsResult } from './files/jobs';
-import { serveBlobRequest } from './files/serve';
+import { safeDisposition, serveBlobRequest } from './files/serve';
 import { verifyBlobLink } from './files/links';
 import { errorCodes } from './errors/codes';
 
@@ -250,7 +250,7 @@ async function serveBlob(req: HttpRequest, files: FileServices, clock: Clock, pr
     const check = verifyBlobLink(files.secret, { key, query: new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1)) }, nowS);
     if (check.ok && check.link.op === 'get') {
       const location = await files.store.presignDownload(key, {
-        expiresInSeconds: Math.max(60, check.link.expiresAt - nowS), fileName: check.link.fileName ?? 'download', disposition: check.link.disposition ?? 'attachment',
+        expiresInSeconds: Math.max(60, check.link.expiresAt - nowS), fileName: check.link.fileName ?? 'download', disposition: safeDisposition(check.link.fileName, check.link.disposition),
       });
       return { status: 302, headers: { location, 'cache-control': 'private, no-store' } };
     }

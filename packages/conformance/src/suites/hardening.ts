@@ -170,7 +170,7 @@ export function hardeningSuite(factory: StoreFactory): void {
       if (!res.operations.list) continue;
       it(`${res.path}: each filter with each allowed operator answers 200`, async () => {
         for (const [name, f] of Object.entries(res.filters)) {
-          const kind = f.relation || f.links ? 'text' : res.fields[f.field ?? name]!.kind;
+          const kind = f.relation || f.links || f.derive ? 'text' : res.fields[f.field ?? name]!.kind;
           for (const op of f.ops) {
             const v = op === 'null' || op === 'notNull' ? 'true' : op === 'in' ? `${sample[kind]},${sample[kind]}` : sample[kind]!;
             const r = await h.get(`/${res.path}?${name}[${op}]=${encodeURIComponent(v)}`);

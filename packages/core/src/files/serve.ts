@@ -54,6 +54,15 @@ function encodeRfc8187(s: string): string {
   return encodeURIComponent(s).replace(/['()*!]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
+/**
+ * How bytes may be presented: as asked, or only ever saved (`attachment`)
+ * when the name's type is not one known to be safe to show (SVG, HTML,
+ * anything unknown), whichever store serves them.
+ */
+export function safeDisposition(fileName: string | undefined, asked: 'inline' | 'attachment' | undefined): 'inline' | 'attachment' {
+  return CONTENT_TYPES[extensionOf(fileName)] ? asked ?? 'attachment' : 'attachment';
+}
+
 /** `inline|attachment; filename="ascii"; filename*=UTF-8''utf8` (RFC 6266), or the bare disposition without a name. */
 function contentDisposition(disposition: 'inline' | 'attachment', fileName: string | undefined): string {
   if (fileName === undefined || fileName === '') return disposition;
@@ -137,11 +146,10 @@ async function download(method: string, link: BlobLink, nowSeconds: number, deps
   const present = method === 'HEAD' ? (await deps.store.size(link.key)) !== undefined : bytes !== undefined;
   if (!present) return deps.problem('resource_not_found', 'No file behind this link');
 
-  // Bytes without a type known to be safe to show (SVG, HTML, anything unknown) are only ever saved, never shown.
   const type = CONTENT_TYPES[extensionOf(link.fileName)];
   const headers: Record<string, string> = {
     'content-type': type ?? OCTET,
-    'content-disposition': contentDisposition(type ? link.disposition ?? 'attachment' : 'attachment', link.fileName),
+    'content-disposition': contentDisposition(safeDisposition(link.fileName, link.disposition), link.fileName),
     'x-content-type-options': 'nosniff',
     'cache-control': `private, max-age=${Math.max(0, link.expiresAt - nowSeconds)}`,
   };
