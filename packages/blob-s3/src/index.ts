@@ -134,10 +134,12 @@ export function createS3BlobStore(o: S3BlobStoreOptions): S3BlobStore {
       return getSignedUrl(client, command, { expiresIn: expiresInSeconds });
     },
 
-    presignDownload(key, { expiresInSeconds, fileName, disposition }) {
+    presignDownload(key, { expiresInSeconds, fileName, disposition, contentType }) {
       const command = new GetObjectCommand({
         Bucket,
         Key: keyOf(key),
+        // pmapi's type for the name, never the one the uploader's PUT declared.
+        ResponseContentType: contentType,
         ResponseContentDisposition: contentDisposition(disposition, fileName),
       });
       return getSignedUrl(client, command, { expiresIn: expiresInSeconds });

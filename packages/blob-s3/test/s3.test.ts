@@ -188,8 +188,10 @@ describe('S3 blob store: presigned URLs', () => {
     same(await store.get('up/1'), ALL_BYTES);
   });
 
-  it('a presigned download answers the bytes with the disposition and name', async () => {
-    await store.put('down/1', ALL_BYTES);
+  it('a presigned download answers the bytes with the disposition, name and content type asked, whatever the upload declared', async () => {
+    // An upload that declares a dangerous type: the download still answers the type pmapi names.
+    const up = await store.presignUpload!('down/1', { expiresInSeconds: 60, size: ALL_BYTES.byteLength });
+    expect((await fetch(up, { method: 'PUT', body: ALL_BYTES, headers: { 'content-type': 'text/html' } })).status).toBe(200);
     const cases = [
       ['inline', 'photo.png', `inline; filename="photo.png"; filename*=UTF-8''photo.png`],
       ['attachment', 'photo.png', `attachment; filename="photo.png"; filename*=UTF-8''photo.png`],
@@ -197,16 +199,17 @@ describe('S3 blob store: presigned URLs', () => {
       ['attachment', 'résumé.png', `attachment; filename="resume.png"; filename*=UTF-8''r%C3%A9sum%C3%A9.png`],
     ] as const;
     for (const [disposition, fileName, header] of cases) {
-      const url = await store.presignDownload!('down/1', { expiresInSeconds: 60, fileName, disposition });
+      const url = await store.presignDownload!('down/1', { expiresInSeconds: 60, fileName, disposition, contentType: 'image/png' });
       const r = await fetch(url);
       expect(r.status).toBe(200);
       expect(r.headers.get('content-disposition')).toBe(header);
+      expect(r.headers.get('content-type')).toBe('image/png');
       same(new Uint8Array(await r.arrayBuffer()), ALL_BYTES);
     }
   });
 
   it('a tampered download URL is refused', async () => {
-    const url = new URL(await store.presignDownload!('down/1', { expiresInSeconds: 60, fileName: 'a.txt', disposition: 'inline' }));
+    const url = new URL(await store.presignDownload!('down/1', { expiresInSeconds: 60, fileName: 'a.txt', disposition: 'inline', contentType: 'text/plain' }));
     url.searchParams.set('response-content-disposition', 'attachment; filename="b.txt"');
     expect((await fetch(url)).status).toBe(403);
   });
@@ -214,7 +217,7 @@ describe('S3 blob store: presigned URLs', () => {
   it('presigned URLs are refused once expired', async () => {
     const up = await store.presignUpload!('late/1', { expiresInSeconds: 1, size: 3 });
     await store.put('late/2', Uint8Array.of(1));
-    const down = await store.presignDownload!('late/2', { expiresInSeconds: 1, fileName: 'x', disposition: 'attachment' });
+    const down = await store.presignDownload!('late/2', { expiresInSeconds: 1, fileName: 'x', disposition: 'attachment', contentType: 'application/octet-stream' });
     await new Promise((r) => setTimeout(r, 2100));
 
     const r = await fetch(up, { method: 'PUT', body: Uint8Array.of(1, 2, 3) });

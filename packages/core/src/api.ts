@@ -27,7 +27,10 @@ import { memoryRateLimitStore } from './limits/memory';
 import { sqlRateLimitStore } from './limits/sql';
 import { fileServices, type FileOptions, type FileServices } from './files/service';
 import { runFileJobs, sweepUploads, type FileJobsResult } from './files/jobs';
-import { safeDisposition, serveBlobRequest } from './files/serve';
+import { uploadOpen } from './sql/queries/files';
+import { BLOB_KEY_PATTERN } from './files/local';
+import type { Kysely } from 'kysely';
+import { contentTypeOf, safeDisposition, serveBlobRequest } from './files/serve';
 import { verifyBlobLink } from './files/links';
 import { errorCodes } from './errors/codes';
 
@@ -203,7 +206,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   const handle = async (req: HttpRequest): Promise<HttpResponse> => {
     if (!req.url.startsWith(blobPrefix)) return v3Handle(req);
     try {
-      return await serveBlob(req, files, clock, (code, detail, extras) => renderProblem(code, detail, req.url, extras));
+      return await serveBlob(req, files, clock, o.store.db, (code, detail, extras) => renderProblem(code, detail, req.url, extras));
     } catch (err) {
       (o.onError ?? ((e) => console.error('pmapi: unexpected error', e)))(err, req);
       return renderProblem('internal_error', errorCodes.internal_error.title, req.url);
@@ -240,17 +243,25 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
  * pass through here), else pmapi serves the bytes itself; uploads through
  * pmapi's links are stored with `put`.
  */
-async function serveBlob(req: HttpRequest, files: FileServices, clock: Clock, problem: (code: ErrorCode, detail: string, extras?: Record<string, unknown>) => HttpResponse): Promise<HttpResponse> {
+async function serveBlob(req: HttpRequest, files: FileServices, clock: Clock, db: Kysely<any>, problem: (code: ErrorCode, detail: string, extras?: Record<string, unknown>) => HttpResponse): Promise<HttpResponse> {
   if (!files.store) return problem('service_unavailable', 'File storage is not configured on this server');
   const method = req.method.toUpperCase();
+  if (method === 'PUT') {
+    // An upload link writes only until its file is registered: afterwards the bytes are the file's.
+    const q = req.url.indexOf('?');
+    const key = (q < 0 ? req.url : req.url.slice(0, q)).slice(files.mount.length + 1);
+    if (BLOB_KEY_PATTERN.test(key) && !(await uploadOpen(db, key))) return problem('link_invalid', 'This upload link no longer takes bytes: its file is registered, or it was never handed out');
+  }
   if ((method === 'GET' || method === 'HEAD') && files.store.presignDownload) {
     const q = req.url.indexOf('?');
-    const key = decodeURIComponent((q < 0 ? req.url : req.url.slice(0, q)).slice(files.mount.length + 1));
+    // Keys are letters, digits, `-`, `_` and `/`: nothing to decode (a `%` makes the link invalid).
+    const key = (q < 0 ? req.url : req.url.slice(0, q)).slice(files.mount.length + 1);
     const nowS = Math.floor(clock.now() / 1000);
     const check = verifyBlobLink(files.secret, { key, query: new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1)) }, nowS);
     if (check.ok && check.link.op === 'get') {
       const location = await files.store.presignDownload(key, {
         expiresInSeconds: Math.max(60, check.link.expiresAt - nowS), fileName: check.link.fileName ?? 'download', disposition: safeDisposition(check.link.fileName, check.link.disposition),
+        contentType: contentTypeOf(check.link.fileName),
       });
       return { status: 302, headers: { location, 'cache-control': 'private, no-store' } };
     }

@@ -77,7 +77,8 @@ async function processFile(engine: Engine, store: SqlStore, system: Principal, j
     const bytes = await blobs.get(job.blobKey);
     const thumb = bytes && (await files.thumbnailer.thumbnail(bytes, String(file.name)));
     if (thumb) {
-      thumbnailKey = `${job.blobKey}-thumbnail-${thumb.extension === 'png' ? 'png' : 'jpg'}`;
+      // A key of this attempt's own: a worker whose lease ran out never removes the winner's thumbnail.
+      thumbnailKey = `${job.blobKey}-thumbnail-${job.attempts}-${thumb.extension === 'png' ? 'png' : 'jpg'}`;
       await blobs.put(thumbnailKey, thumb.bytes);
     }
   }

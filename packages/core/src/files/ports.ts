@@ -27,10 +27,11 @@ export interface BlobStore {
   presignUpload?(key: string, o: { expiresInSeconds: number; size: number }): Promise<string>;
   /**
    * A presigned GET URL of the bytes valid for `expiresInSeconds`, answering
+   * `Content-Type` with `contentType` (whatever the uploader sent) and
    * `Content-Disposition` with `disposition` and `fileName`. Absent: pmapi
    * serves the bytes itself from `get`.
    */
-  presignDownload?(key: string, o: { expiresInSeconds: number; fileName: string; disposition: Disposition }): Promise<string>;
+  presignDownload?(key: string, o: { expiresInSeconds: number; fileName: string; disposition: Disposition; contentType: string }): Promise<string>;
   /** Store bytes under a key (replacing any). */
   put(key: string, bytes: Uint8Array): Promise<void>;
   /** The bytes under a key, or undefined when there are none. */

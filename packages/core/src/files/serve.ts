@@ -59,6 +59,11 @@ function encodeRfc8187(s: string): string {
  * when the name's type is not one known to be safe to show (SVG, HTML,
  * anything unknown), whichever store serves them.
  */
+/** The Content-Type pmapi serves a file name's bytes with: a known safe type, else `application/octet-stream`. */
+export function contentTypeOf(fileName: string | undefined): string {
+  return CONTENT_TYPES[extensionOf(fileName)] ?? OCTET;
+}
+
 export function safeDisposition(fileName: string | undefined, asked: 'inline' | 'attachment' | undefined): 'inline' | 'attachment' {
   return CONTENT_TYPES[extensionOf(fileName)] ? asked ?? 'attachment' : 'attachment';
 }

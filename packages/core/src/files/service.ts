@@ -25,6 +25,12 @@ export interface FileOptions {
   publicUrl?: string;
   /** How long a download link (`url`, `download`, `thumbnail`) works, in seconds (default 3600). */
   downloadTtlSeconds?: number;
+  /**
+   * Largest upload through pmapi's own links (stores without presigned
+   * uploads), in bytes (default 64 MiB, http-node's default `uploadLimit`):
+   * a larger size is refused when the upload URL is asked for.
+   */
+  maxUploadBytes?: number;
   /** How long an upload URL works, in seconds (default 900). */
   uploadTtlSeconds?: number;
   /** How long an uploadKey may be registered with POST /files after the upload URL was made, in seconds (default 86,400). */
@@ -46,6 +52,8 @@ export interface FileServices {
   readonly fetcher: UrlFetcher | undefined;
   readonly thumbnailer: Thumbnailer | undefined;
   readonly quotaBytes: number;
+  /** Largest upload through pmapi's own links (undefined: the store takes uploads itself). */
+  readonly maxUploadBytes: number | undefined;
   readonly uploadTtlSeconds: number;
   readonly uploadKeyTtlSeconds: number;
   readonly fromUrlMaxBytes: number;
@@ -77,6 +85,7 @@ export function fileServices(o: FileOptions, secretSeed: Uint8Array, basePath: s
     fetcher: o.fetcher,
     thumbnailer: o.thumbnailer,
     quotaBytes: o.quotaBytes ?? DEFAULT_QUOTA_BYTES,
+    maxUploadBytes: o.store?.presignUpload ? undefined : o.maxUploadBytes ?? 64 * 1024 * 1024,
     uploadTtlSeconds: uploadTtl,
     uploadKeyTtlSeconds: o.uploadKeyTtlSeconds ?? 86_400,
     fromUrlMaxBytes: o.fromUrlMaxBytes ?? 100 * 1024 * 1024,

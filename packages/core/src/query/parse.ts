@@ -28,6 +28,8 @@ export interface ParsedList {
   projectId?: string;
   /** The result is empty by definition (`scope=personal`). */
   none: boolean;
+  /** A filter restricts the list to rows outside projects (a chat's messages): no project bound applies. */
+  outsideProjects?: boolean;
 }
 
 const invalid = invalidParam;
@@ -170,6 +172,7 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
   let includeTrashed = false;
   let projectId: string | undefined;
   let none = false;
+  let outsideProjects = false;
   const givenFilters = new Set<string>();
 
   for (const [k, v] of params) {
@@ -194,6 +197,7 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
       ? buildCondition(res, name, fd.derive.field, undefined, op, fd.derive.value(v, o.memberId), k)
       : buildCondition(res, name, fd.field ?? name, fd.links ?? (fd.relation ? `${res.name}.${fd.relation}` : undefined), op, v, k);
     if (fd.derive) fingerprint.push(`caller=${o.memberId}`);
+    if (fd.outsideProjects && (op === 'eq' || op === 'in')) outsideProjects = true;
     if (name === 'purgeAt') includeTrashed = true;
     conditions.push(cond);
     fingerprint.push(`${k}=${v}`);
@@ -247,7 +251,7 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
   const plan: ListPlan = {
     resource: res, conditions, includeTrashed, sort, after: page.after, limit: page.limit, includeTotal: page.includeTotal, expand, fields,
   };
-  return { plan, sortKey: page.sort!.key, filterKey, projectId, none };
+  return { plan, sortKey: page.sort!.key, filterKey, projectId, none, ...(outsideProjects ? { outsideProjects } : {}) };
 }
 
 function buildCondition(res: Resource, name: string, field: string, linkKind: string | undefined, op: FilterOp, raw: string, key: string): FieldCondition {

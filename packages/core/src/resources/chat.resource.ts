@@ -6,6 +6,7 @@ import { fieldError } from './rules';
 import { ProblemError } from '../errors/problem';
 import { iso } from '../clock/index';
 import { postLifecycleMessage } from './message.resource';
+import { destroyDependants } from '../services/records';
 import { activeMember, CHAT_MEMBERS, CHAT_MUTED, CHAT_OWNERS, directKey } from './chat-rooms';
 
 /*
@@ -110,6 +111,8 @@ export const chatResource = defineResource({
       }
     },
     async beforeDestroy(ctx, rec) {
+      // The messages go first, while the membership that decides who hears of their removal is still there.
+      await destroyDependants(ctx, ctx.registry.get('chat'), [rec.id]);
       await ctx.repo.dropLinks({ kinds: [CHAT_MEMBERS, CHAT_OWNERS, CHAT_MUTED], parentIds: [rec.id] });
     },
   },

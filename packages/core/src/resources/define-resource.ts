@@ -21,6 +21,12 @@ export interface FilterDef {
    * gives for the caller's member id (a chat's `recipientMemberId`).
    */
   derive?: { field: string; value: (given: string, memberId: string) => string };
+  /**
+   * The rows this filter selects (with `eq` or `in`) lie outside any project
+   * (a chat's messages), so a list restricted by it takes no bound on the
+   * projects the caller may open; their own rules decide who sees them.
+   */
+  outsideProjects?: true;
 }
 
 export type ExpandDef =
@@ -35,7 +41,12 @@ export type ExpandDef =
    * record's id → its entries, already in response form. A leaf: nothing
    * expands through it.
    */
-  | { kind: 'entries'; target?: undefined; load(ctx: ReadContext, recs: readonly Rec[]): Promise<Map<string, unknown[]>> };
+  | {
+    kind: 'entries'; target?: undefined;
+    /** The resource whose records the entries show (their read scope is needed, as for any expand); none: the row's own facts. */
+    reads?: string;
+    load(ctx: ReadContext, recs: readonly Rec[]): Promise<Map<string, unknown[]>>;
+  };
 
 export interface RelationDef {
   /** The target resource of the ids. */
@@ -102,6 +113,8 @@ export interface ResourceHooks<R extends Rec = Rec> {
    * stored answer therefore never holds them).
    */
   reveal?(ctx: WriteContext, rec: R): Record<string, unknown> | undefined;
+  /** The record as its events carry it, from its response form (bound what could pass the 1 MiB webhook payload cap). */
+  forEvent?(shown: Record<string, unknown>): Record<string, unknown>;
   /** Extra response fields that only a single GET carries. */
   decorateGet?(ctx: ReadContext, rec: R, out: Record<string, unknown>, select?: Set<string>): Promise<void> | void;
 }

@@ -4,6 +4,7 @@ import type { ReadContext, WriteContext } from './hooks';
 import { fieldError } from './rules';
 import { ProblemError } from '../errors/problem';
 import { FILE_SIZE_MAX } from '../files/service';
+import { audienceOf } from '../services/records';
 import { enqueueFileJob, markUploadUsed, takeUpload, usedBytes, workspaceQuota } from '../sql/queries/files';
 
 /*
@@ -99,11 +100,27 @@ export async function folderStackOf(ctx: ReadContext, folderId: string | null | 
 export async function assertQuota(ctx: WriteContext, bytes: number): Promise<void> {
   await ctx.repo.lock('workspaces', ctx.teamId);
   const quota = (await workspaceQuota(ctx.repo, ctx.teamId)) ?? ctx.files.quotaBytes;
-  const used = await usedBytes(ctx.repo, ctx.teamId);
+  const used = await usedBytes(ctx.repo, ctx.teamId, ctx.now);
   if (used + bytes > quota) {
     throw new ProblemError('validation_failed', `The workspace's storage quota (${quota} bytes) has ${Math.max(0, quota - used)} bytes left`, {
       errors: [{ field: 'size', code: 'storage_quota_exceeded', message: `exceeds the ${Math.max(0, quota - used)} bytes left of the workspace's quota` }],
       quotaBytes: quota, usedBytes: used,
+    });
+  }
+}
+
+/** A file uploaded onto a message is one of the message's `files` (message.files.added). */
+export async function attachToMessage(ctx: WriteContext, file: Rec): Promise<void> {
+  if (typeof file.messageId !== 'string') return;
+  const added = await ctx.repo.addLinks('message.files', ctx.teamId, file.messageId, [file.id], ctx.now);
+  const messages = ctx.registry.get('message');
+  const message = added.length ? await ctx.repo.get(messages, ctx.teamId, file.messageId, { includeTrashed: true }) : undefined;
+  if (message) {
+    const audience = await audienceOf(ctx, messages, message);
+    ctx.emit({
+      ...(audience ? { audience } : {}),
+      type: 'message.files.added', aggregateType: 'message', aggregateId: message.id, projectId: messages.projectIdOf(message),
+      payload: { parentId: message.id, relatedId: file.id, relation: 'files' },
     });
   }
 }
@@ -159,6 +176,7 @@ export const fileResource = defineResource({
   },
   extraResponseFields: ['url', 'download', 'thumbnail'],
   projectField: 'projectId',
+  listParams: { projectId: {} },
   membersOnly: { links: 'chat.members', field: 'accessChatId' },
   privateTo: { field: 'privateDoc', value: true, owner: 'uploaderId' },
   filters: {
@@ -195,8 +213,9 @@ export const fileResource = defineResource({
       const stored = await ctx.files.requireStore().size(upload.blobKey);
       if (stored === undefined) throw fieldError('uploadKey', 'not_uploaded', 'no bytes were uploaded with this key yet');
       if (stored !== input.size) throw fieldError('size', 'size_mismatch', `${stored} bytes were uploaded, not ${input.size}`);
-      await assertQuota(ctx, input.size!);
+      // Registered, it stops counting as a pending upload and counts as the file it becomes.
       await markUploadUsed(ctx.repo, upload.id, ctx.now);
+      await assertQuota(ctx, input.size!);
       Object.assign(input, {
         uploadKey: null, blobKey: upload.blobKey, projectId: place.projectId, accessChatId: place.accessChatId, privateDoc: place.privateDoc,
         processed: false, folderStack: await folderStackOf(ctx, input.folderId as string | null | undefined),
@@ -205,6 +224,7 @@ export const fileResource = defineResource({
     },
     async afterCreate(ctx, rec) {
       await queueProcessing(ctx, rec);
+      await attachToMessage(ctx, rec);
     },
     async beforeUpdate(ctx, current, patch) {
       if (patch.folderId !== undefined && patch.folderId !== current.folderId) {

@@ -77,6 +77,12 @@ export interface PendingEvent {
   aggregateId: string;
   projectId: string | null;
   payload: Record<string, unknown>;
+  /**
+   * The members who may see the record (a chat's members, a private
+   * document's creator): only webhooks those members registered receive the
+   * event. Absent: every webhook of the workspace.
+   */
+  audience?: readonly string[];
 }
 
 export interface WriteContext extends ReadContext {

@@ -20,6 +20,11 @@ export const MESSAGE_TEXT_MAX = 655_350;
 export const MESSAGE_TYPES = ['text', 'gif', 'document', 'audio'] as const;
 /** Subtypes of the messages the service posts itself. */
 export const MESSAGE_SUBTYPES = ['hello', 'tieTask', 'untieTask', 'moveSubtask'] as const;
+/**
+ * Most characters of a message's text its events carry (the rest is on GET):
+ * at 6 bytes a character escaped, 600,000 bytes, within the 1 MiB webhook cap.
+ */
+export const EVENT_TEXT_MAX = 100_000;
 /** Most distinct mention tags one text may hold (each is looked up). */
 export const MENTIONS_MAX = 100;
 /** The parent contexts of a message: exactly one, except fileId with annotationId. */
@@ -187,12 +192,14 @@ export const messageResource = defineResource({
     privateOwnerId: f.readOnly('text', { nullable: true, internal: true }),
   },
   projectField: 'projectId',
+  listParams: { projectId: {} },
   membersOnly: { links: 'chat.members', field: 'accessChatId' },
   privateTo: { field: 'privateDoc', value: true, owner: 'privateOwnerId' },
   filters: {
     purgeAt: { ops: ['null', 'notNull', ...RANGE] },
     authorId: { ops: ['eq', 'in'] },
-    chatId: { ops: ['eq', 'in'] },
+    // A chat's messages are outside projects: even a caller who opens over 1,000 projects reads them.
+    chatId: { ops: ['eq', 'in'], outsideProjects: true },
     taskId: { ops: ['eq', 'in'] },
     documentId: { ops: ['eq', 'in'] },
     fileId: { ops: ['eq', 'in'] },
@@ -208,7 +215,7 @@ export const messageResource = defineResource({
   defaultSort: '-createdAt',
   expand: {
     author: { kind: 'one', target: 'member', field: 'authorId' },
-    tagged: { kind: 'entries', load: taggedEntries },
+    tagged: { kind: 'entries', reads: 'member', load: taggedEntries },
     messages: { kind: 'children', target: 'message', field: 'parentMessageId' },
   },
   hooks: {
@@ -232,6 +239,12 @@ export const messageResource = defineResource({
     async afterCreate(ctx, rec) {
       await afterPosted(ctx, rec);
     },
+    forEvent(shown) {
+      // A long text could pass the 1 MiB webhook payload cap and count as a failed delivery: events carry its start.
+      const text = shown.text;
+      if (typeof text !== 'string' || text.length <= EVENT_TEXT_MAX) return shown;
+      return { ...shown, text: text.slice(0, EVENT_TEXT_MAX), textTruncated: true };
+    },
     beforeLinksChange(ctx, current) {
       assertAuthor(ctx, current, 'edits');
     },
@@ -244,7 +257,8 @@ export const messageResource = defineResource({
         // Mentions added by an edit are recorded too (tagged itself is not writable after creation).
         if (extra.length) (patch as Record<string, unknown>).tagged = [...current.tagged, ...extra].slice(0, BATCH_MAX);
       }
-      patch.isEdited = true;
+      // Edited means its text changed; a preview toggle or the files set is not an edit.
+      if ('text' in patch && patch.text !== current.text) patch.isEdited = true;
     },
     beforeDelete(ctx, rec) {
       // A lifecycle message (no author) may be deleted by anyone who sees it.
@@ -265,8 +279,9 @@ function assertAuthor(ctx: WriteContext, rec: Rec, verb: string): void {
 
 /** What a new message sets off: its chat's lastMessageAt, and an annotation's thread task on the first comment. */
 async function afterPosted(ctx: WriteContext, rec: Rec): Promise<void> {
-  if (typeof rec.chatId === 'string') {
-    await ctx.repo.update(ctx.registry.get('chat'), ctx.teamId, rec.chatId, { lastMessageAt: rec.createdAt });
+  // Every message of a chat bumps it: posted in it, a reply in it, a comment on one of its files.
+  if (typeof rec.accessChatId === 'string') {
+    await ctx.repo.update(ctx.registry.get('chat'), ctx.teamId, rec.accessChatId, { lastMessageAt: rec.createdAt });
   }
   if (typeof rec.annotationId === 'string') await openAnnotationThread(ctx, rec.annotationId);
 }
@@ -283,10 +298,12 @@ async function openAnnotationThread(ctx: WriteContext, annotationId: string): Pr
   if (!annotation || annotation.taskId !== null) return;
   const files = ctx.registry.get('file');
   const file = await ctx.repo.get(files, ctx.teamId, annotation.fileId as string, { lock: true, includeTrashed: true });
-  if (!file || typeof file.projectId !== 'string') return;
+  // A file not every project member sees (a private document's, a chat's) gets no task its name would show.
+  if (!file || typeof file.projectId !== 'string' || file.privateDoc === true || file.accessChatId !== null) return;
+  const tasks = ctx.registry.get('task');
   let taskId = file.annotationTaskId as string | null;
+  if (taskId !== null && !(await ctx.repo.get(tasks, ctx.teamId, taskId))) taskId = null;
   if (taskId === null) {
-    const tasks = ctx.registry.get('task');
     const input: Record<string, unknown> = { name: `Annotations: ${String(file.name)}`.slice(0, 1024), projectId: file.projectId };
     await tasks.hooks!.beforeCreate!(ctx, input as never);
     taskId = (await insertRecord(ctx, 'task', input)).id;
@@ -319,31 +336,40 @@ export async function postLifecycleMessage(
 
 /**
  * Tasks that moved to another project take what hangs from them along: their
- * files move with them (file.updated; their annotations follow), and the
- * comments on the tasks, those files and annotations, and the replies to
- * them, are judged on the new project from now on.
+ * files and the files attached to their comments move with them (file.updated;
+ * their annotations follow), and every comment on the tasks, those files and
+ * annotations, and the replies to them, is judged on the new project from now on.
  */
 export async function followTaskMove(ctx: WriteContext, taskIds: readonly string[], projectId: string): Promise<void> {
   if (taskIds.length === 0) return;
   const files = ctx.registry.get('file');
   const annotations = ctx.registry.get('annotation');
   const messages = ctx.registry.get('message');
-  const movedFiles = await ctx.repo.findBy(files, ctx.teamId, files.columnOf.taskId!, taskIds, { includeTrashed: true });
-  for (const file of movedFiles) await patchRecord(ctx, files, file, { projectId });
-  const fileIds = movedFiles.map((x) => x.id);
-  const annotationIds = (await ctx.repo.findBy(annotations, ctx.teamId, annotations.columnOf.fileId!, fileIds)).map((a) => a.id);
-  let level: Rec[] = [
-    ...(await ctx.repo.findBy(messages, ctx.teamId, messages.columnOf.taskId!, taskIds, { includeTrashed: true })),
-    ...(await ctx.repo.findBy(messages, ctx.teamId, messages.columnOf.fileId!, fileIds, { includeTrashed: true })),
-    ...(await ctx.repo.findBy(messages, ctx.teamId, messages.columnOf.annotationId!, annotationIds, { includeTrashed: true })),
-  ];
-  const seen = new Set<string>();
-  while (level.length) {
-    const fresh = level.filter((m) => !seen.has(m.id));
-    for (const m of fresh) {
-      seen.add(m.id);
+  const all = { includeTrashed: true };
+  const seenFiles = new Set<string>();
+  const seenMessages = new Set<string>();
+  let level: Rec[] = await ctx.repo.findBy(messages, ctx.teamId, messages.columnOf.taskId!, taskIds, all);
+  let moving: Rec[] = await ctx.repo.findBy(files, ctx.teamId, files.columnOf.taskId!, taskIds, all);
+  // Files lead to their comments, comments to their replies and attached files, until nothing new turns up.
+  while (level.length || moving.length) {
+    const freshFiles = moving.filter((f) => !seenFiles.has(f.id));
+    for (const file of freshFiles) {
+      seenFiles.add(file.id);
+      await patchRecord(ctx, files, file, { projectId });
+    }
+    const fileIds = freshFiles.map((f) => f.id);
+    const annotationIds = fileIds.length ? (await ctx.repo.findBy(annotations, ctx.teamId, annotations.columnOf.fileId!, fileIds)).map((a) => a.id) : [];
+    const onFiles = fileIds.length ? [
+      ...(await ctx.repo.findBy(messages, ctx.teamId, messages.columnOf.fileId!, fileIds, all)),
+      ...(await ctx.repo.findBy(messages, ctx.teamId, messages.columnOf.annotationId!, annotationIds, all)),
+    ] : [];
+    const freshMessages = [...level, ...onFiles].filter((m) => !seenMessages.has(m.id));
+    for (const m of freshMessages) {
+      seenMessages.add(m.id);
       await ctx.repo.update(messages, ctx.teamId, m.id, { projectId });
     }
-    level = fresh.length ? await ctx.repo.findBy(messages, ctx.teamId, messages.columnOf.parentMessageId!, fresh.map((m) => m.id), { includeTrashed: true }) : [];
+    const ids = [...new Set(freshMessages.map((m) => m.id))];
+    level = ids.length ? await ctx.repo.findBy(messages, ctx.teamId, messages.columnOf.parentMessageId!, ids, all) : [];
+    moving = ids.length ? await ctx.repo.findBy(files, ctx.teamId, files.columnOf.messageId!, ids, all) : [];
   }
 }

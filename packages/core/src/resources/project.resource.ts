@@ -131,11 +131,21 @@ export const projectResource = defineResource({
         await destroyDependants(ctx, res, ids);
         await ctx.repo.destroy(res, ctx.teamId, ids);
       }
+      // Files of the project (placed by projectId or folderId; those of its tasks and documents went with them), bytes queued for removal.
+      const files = ctx.registry.get('file');
+      const fileKinds = Object.keys(files.relations ?? {}).map((r) => `file.${r}`);
+      for (const file of await ctx.repo.findBy(files, ctx.teamId, files.columnOf.projectId!, [rec.id], { includeTrashed: true })) {
+        await files.hooks?.beforeDestroy?.(ctx, file);
+        await destroyDependants(ctx, files, [file.id]);
+        await ctx.repo.dropLinks({ kinds: fileKinds, parentIds: [file.id] });
+        await ctx.repo.dropLinks({ kinds: ['message.files'], relatedIds: [file.id] });
+        await ctx.repo.destroy(files, ctx.teamId, [file.id]);
+      }
       // The discussion chat, with its messages and members.
       if (typeof rec.discussionChatId === 'string') {
         const chats = ctx.registry.get('chat');
-        await ctx.repo.dropLinks({ kinds: [CHAT_MEMBERS, CHAT_OWNERS, CHAT_MUTED], parentIds: [rec.discussionChatId] });
         await destroyDependants(ctx, chats, [rec.discussionChatId]);
+        await ctx.repo.dropLinks({ kinds: [CHAT_MEMBERS, CHAT_OWNERS, CHAT_MUTED], parentIds: [rec.discussionChatId] });
         await ctx.repo.destroy(chats, ctx.teamId, [rec.discussionChatId]);
       }
     },

@@ -180,6 +180,13 @@ export const taskResource = defineResource({
       const gone = new Set(subtree.map((t) => t.id));
       // Documents attached to these tasks stay; the attachments go.
       await ctx.repo.dropLinks({ kinds: [DOCUMENT_TASK_LINK], relatedIds: [...gone] });
+      // Annotation threads held by these tasks: files and annotations forget them (the next comment makes a new one).
+      const files = ctx.registry.get('file');
+      for (const f of await ctx.repo.findBy(files, ctx.teamId, files.columnOf.annotationTaskId!, [...gone], { includeTrashed: true })) {
+        await patchRecord(ctx, files, f, { annotationTaskId: null });
+      }
+      const annotations = ctx.registry.get('annotation');
+      for (const a of await ctx.repo.findBy(annotations, ctx.teamId, annotations.columnOf.taskId!, [...gone])) await patchRecord(ctx, annotations, a, { taskId: null });
       const dependants = await ctx.repo.findBy(tasks, ctx.teamId, 'dependency_id', [...gone]);
       for (const d of dependants) if (!gone.has(d.id)) await patchRecord(ctx, tasks, d, { dependencyId: null });
       // What hangs off the subtasks (checklists, …) goes with them.

@@ -77,8 +77,10 @@ async function editText(ctx: WriteContext, id: string, raw: unknown): Promise<Op
       errors: [{ field: 'oldText', code: 'ambiguous_match', message: `occurs ${occurrences} times` }], occurrences,
     });
   }
+  // Measured before it is built: a short body with many matches must not become a huge string first.
+  const length = current.length + occurrences * (input.newText.length - input.oldText.length);
+  if (length > DOCUMENT_BODY_MAX) throw fieldError('newText', 'too_big', `the body would exceed ${DOCUMENT_BODY_MAX} characters`);
   const body = parts.join(input.newText);
-  if (body.length > DOCUMENT_BODY_MAX) throw fieldError('newText', 'too_big', `the body would exceed ${DOCUMENT_BODY_MAX} characters`);
   return writeBody(ctx, doc, body, 'editText');
 }
 

@@ -5,10 +5,10 @@ import type { OpResult } from '../services/engine';
 import { ProblemError } from '../errors/problem';
 import { iso } from '../clock/index';
 import { parseOperationBody } from '../services/body';
-import { newRecord } from '../services/records';
+import { audienceOf, newRecord } from '../services/records';
 import { presentRecord } from '../services/serialize';
 import { fieldError } from '../resources/rules';
-import { FILE_NAME_MAX, assertQuota, folderStackOf, placeFile, queueProcessing } from '../resources/file.resource';
+import { FILE_NAME_MAX, assertQuota, attachToMessage, folderStackOf, placeFile, queueProcessing } from '../resources/file.resource';
 import { FILE_SIZE_MAX } from '../files/service';
 import { UrlFetchError } from '../files/ports';
 import { insertUpload, usedBytes, workspaceQuota } from '../sql/queries/files';
@@ -69,7 +69,7 @@ function newBlobKey(ctx: ReadContext): string {
 /** The workspace's quota and what its files use (a read, for early refusals; the write checks again under a lock). */
 async function quotaOf(ctx: ReadContext): Promise<{ quotaBytes: number; usedBytes: number; left: number }> {
   const quotaBytes = (await workspaceQuota(ctx.repo, ctx.teamId)) ?? ctx.files.quotaBytes;
-  const used = await usedBytes(ctx.repo, ctx.teamId);
+  const used = await usedBytes(ctx.repo, ctx.teamId, ctx.now);
   return { quotaBytes, usedBytes: used, left: Math.max(0, quotaBytes - used) };
 }
 
@@ -82,6 +82,8 @@ async function quotaOf(ctx: ReadContext): Promise<{ quotaBytes: number; usedByte
 async function uploadUrl(ctx: WriteContext, raw: unknown): Promise<OpResult> {
   const { size } = parseOperationBody(uploadUrlBody, raw);
   ctx.files.requireStore();
+  const max = ctx.files.maxUploadBytes;
+  if (max !== undefined && size > max) throw fieldError('size', 'too_big', `uploads to this server are at most ${max} bytes; larger files need an S3-compatible store`);
   await assertQuota(ctx, size);
   const key = newBlobKey(ctx);
   const uploadKey = ctx.ids.id();
@@ -90,7 +92,9 @@ async function uploadUrl(ctx: WriteContext, raw: unknown): Promise<OpResult> {
     id: uploadKey, teamId: ctx.teamId, memberId: ctx.principal.memberId, blobKey: key, size, expiresAt: ctx.now + ctx.files.uploadKeyTtlSeconds * 1000, now: ctx.now,
   });
   const body = { uploadKey, url: link.url, method: 'PUT', size, expiresAt: iso(link.expiresAt * 1000) };
-  ctx.emit({ type: 'file.createUploadUrl', aggregateType: 'file', aggregateId: uploadKey, projectId: null, payload: { file: body } });
+  // The URL is a credential to write the file's bytes: webhook receivers get everything but it.
+  const { url: _credential, ...announced } = body;
+  ctx.emit({ type: 'file.createUploadUrl', aggregateType: 'file', aggregateId: uploadKey, projectId: null, payload: { file: announced } });
   return { status: 200, body };
 }
 
@@ -108,8 +112,10 @@ async function register(ctx: WriteContext, stored: Stored, verb: 'createFromCont
   });
   await ctx.repo.insert(res, ctx.teamId, rec);
   await queueProcessing(ctx, rec);
+  await attachToMessage(ctx, rec);
   const shown = await presentRecord(ctx, res, rec);
-  ctx.emit({ type: `file.${verb}`, aggregateType: 'file', aggregateId: rec.id, projectId: where.projectId, payload: { file: shown } });
+  const audience = await audienceOf(ctx, res, rec);
+  ctx.emit({ type: `file.${verb}`, aggregateType: 'file', aggregateId: rec.id, projectId: where.projectId, payload: { file: shown }, ...(audience ? { audience } : {}) });
   return { status: 201, body: shown };
 }
 

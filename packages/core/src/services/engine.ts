@@ -15,7 +15,7 @@ import type { FieldCondition } from '../sql/plan';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
 import { OversizedArray } from '../http/body';
-import { assertUnchangedSince, destroyDependants, followProject, newRecord } from './records';
+import { assertUnchangedSince, audienceOf, destroyDependants, eventPayload, followProject, newRecord } from './records';
 import { materialize, toResponse, assertExpandReadable, jsonShape, jsonPagePlan, EXPAND_ROW_BUDGET } from './serialize';
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
 import type { EngineConfig } from './config';
@@ -106,7 +106,9 @@ export class Engine {
     const { plan } = parsed;
     assertExpandReadable(ctx, res, plan.expand);
     // Only projects the caller may open (and rows of them).
-    if (res.projectContainer || (res.projectField && parsed.projectId === undefined)) {
+    if (parsed.outsideProjects) {
+      // Rows outside projects (a chat's messages): their own rules (membersOnly) decide.
+    } else if (res.projectContainer || (res.projectField && parsed.projectId === undefined)) {
       const ids = await ctx.access.accessibleIds();
       if (ids !== 'all') {
         const column = res.columnOf[res.projectKey!]!;
@@ -174,19 +176,23 @@ export class Engine {
 
   // --- writes ---------------------------------------------------------------
 
-  private event(ctx: WriteContext, res: Resource, action: string, rec: Rec, payload: Record<string, unknown>) {
+  /** A lifecycle event (`audience`: who may see the record, computed from it unless given). */
+  private async event(ctx: WriteContext, res: Resource, action: string, rec: Rec, payload: Record<string, unknown>, audience?: readonly string[]) {
     if (!res.events) return;
+    const who = audience ?? (await audienceOf(ctx, res, rec));
     ctx.emit({
       type: `${res.name}.${action}`,
       aggregateType: res.name,
       aggregateId: rec.id,
       projectId: res.projectIdOf(rec),
-      payload: { [res.name]: payload },
+      payload: { [res.name]: eventPayload(res, payload) },
+      ...(who ? { audience: who } : {}),
     });
   }
 
-  private membershipEvents(ctx: WriteContext, res: Resource, rec: Rec, relation: string, ids: string[], change: 'added' | 'removed') {
-    if (!res.events) return;
+  private async membershipEvents(ctx: WriteContext, res: Resource, rec: Rec, relation: string, ids: string[], change: 'added' | 'removed') {
+    if (!res.events || ids.length === 0) return;
+    const who = await audienceOf(ctx, res, rec);
     for (const relatedId of ids) {
       ctx.emit({
         type: `${res.name}.${relation}.${change}`,
@@ -194,6 +200,7 @@ export class Engine {
         aggregateId: rec.id,
         projectId: res.projectIdOf(rec),
         payload: { parentId: rec.id, relatedId, relation },
+        ...(who ? { audience: who } : {}),
       });
     }
   }
@@ -254,7 +261,7 @@ export class Engine {
       const rel = res.relations![relation]!;
       if (rel.validate) await rel.validate(ctx, rec, ids);
       const added = await ctx.repo.addLinks(`${res.name}.${relation}`, ctx.teamId, rec.id, ids, now);
-      this.membershipEvents(ctx, res, rec, relation, added, 'added');
+      await this.membershipEvents(ctx, res, rec, relation, added, 'added');
       await res.hooks?.afterLinksChange?.(ctx, rec, relation, added, []);
     }
     let stored: Rec;
@@ -273,7 +280,7 @@ export class Engine {
       payload = toResponse(res, rec, links);
       res.hooks?.present?.(ctx, rec, payload);
     }
-    this.event(ctx, res, 'created', stored, payload);
+    await this.event(ctx, res, 'created', stored, payload);
     const revealed = res.hooks?.reveal?.(ctx, stored);
     return { kind: 'record', record: await this.shown(ctx, res, stored, view, payload), created: true, ...(revealed ? { revealed } : {}) };
   }
@@ -317,8 +324,8 @@ export class Engine {
       const want = new Set(ids);
       const removed = await ctx.repo.removeLinks(kind, id, existing.filter((x) => !want.has(x)));
       const added = await ctx.repo.addLinks(kind, ctx.teamId, id, ids, now);
-      this.membershipEvents(ctx, res, after, relation, removed, 'removed');
-      this.membershipEvents(ctx, res, after, relation, added, 'added');
+      await this.membershipEvents(ctx, res, after, relation, removed, 'removed');
+      await this.membershipEvents(ctx, res, after, relation, added, 'added');
       await res.hooks?.afterLinksChange?.(ctx, after, relation, added, removed);
     }
     await res.hooks?.afterUpdate?.(ctx, current, after);
@@ -326,7 +333,7 @@ export class Engine {
     // The row as the update stored it, unless anything was written since (links, hooks, dependants): then read it again.
     const stored = ctx.repo.writes === writes ? written : (await ctx.repo.get(res, ctx.teamId, id, { links: true }))!;
     const payload = await this.payloadOf(ctx, res, stored);
-    this.event(ctx, res, 'updated', stored, payload);
+    await this.event(ctx, res, 'updated', stored, payload);
     return { kind: 'record', record: await this.shown(ctx, res, stored, view, payload) };
   }
 
@@ -341,7 +348,7 @@ export class Engine {
         const revoked = { [res.revokeField]: ctx.now, ...(await ctx.touch(current.updatedAt)) };
         await ctx.repo.update(res, ctx.teamId, id, revoked);
         const after = { ...current, ...revoked };
-        if (res.events) this.event(ctx, res, 'updated', after, await this.payloadOf(ctx, res, after));
+        if (res.events) await this.event(ctx, res, 'updated', after, await this.payloadOf(ctx, res, after));
       }
       return { kind: 'done' };
     }
@@ -357,9 +364,13 @@ export class Engine {
       payload = await this.payloadOf(ctx, res, removed);
     } else {
       payload = await this.payloadOf(ctx, res, current);
+      // Who may see it is read before its links go.
+      const audience = await audienceOf(ctx, res, current);
       await this.destroy(ctx, res, current);
+      await this.event(ctx, res, 'removed', removed, payload, audience ?? undefined);
+      return { kind: 'done' };
     }
-    this.event(ctx, res, 'removed', removed, payload);
+    await this.event(ctx, res, 'removed', removed, payload);
     return { kind: 'done' };
   }
 
@@ -386,7 +397,7 @@ export class Engine {
     await ctx.repo.update(res, ctx.teamId, id, { purgeAt: null, deletedById: null, ...(await ctx.touch(current.updatedAt)) });
     const stored = (await ctx.repo.get(res, ctx.teamId, id, { links: true }))!;
     const payload = await this.payloadOf(ctx, res, stored);
-    this.event(ctx, res, 'restored', stored, payload);
+    await this.event(ctx, res, 'restored', stored, payload);
     return { kind: 'record', record: await this.shown(ctx, res, stored, view, payload) };
   }
 
@@ -418,7 +429,7 @@ export class Engine {
     if (changed.length) {
       await ctx.repo.update(res, ctx.teamId, id, { ...(await ctx.touch(current.updatedAt)) });
       rec = (await ctx.repo.get(res, ctx.teamId, id, { links: true }))!;
-      this.membershipEvents(ctx, res, rec, relation, changed, change === 'add' ? 'added' : 'removed');
+      await this.membershipEvents(ctx, res, rec, relation, changed, change === 'add' ? 'added' : 'removed');
       await res.hooks?.afterLinksChange?.(ctx, rec, relation, change === 'add' ? changed : [], change === 'add' ? [] : changed);
     }
     return { kind: 'record', record: await this.shown(ctx, res, rec, view) };
@@ -457,7 +468,7 @@ export class Engine {
       const found = await insertOutbox(trx, d, batch, params, last ? principal.teamId : undefined);
       if (found) hooks = found;
     }
-    await enqueueWebhookJobs(trx, d, principal.teamId, rows, now, hooks);
+    await enqueueWebhookJobs(trx, d, principal.teamId, rows.map((r, i) => ({ id: r.id, type: r.type, audience: events[i]!.audience })), now, hooks);
   }
 
   /** Destroy soft-deleted rows past retention; emits `{resource}.force_deleted`. Returns how many went. */
@@ -477,8 +488,9 @@ export class Engine {
             const p = { ...system, teamId: row.team_id as string };
             const ctx = this.writeContext(p, trx, events);
             const payload = await this.payloadOf(ctx, res, rec);
+            const audience = await audienceOf(ctx, res, rec);
             await this.destroy(ctx, res, rec);
-            this.event(ctx, res, 'force_deleted', rec, payload);
+            await this.event(ctx, res, 'force_deleted', rec, payload, audience);
             await this.flushEvents(trx, p, events.splice(0), ctx.now);
           }
           return rows.length;

@@ -114,21 +114,51 @@ export async function destroyDependants(ctx: WriteContext, res: Resource, ids: r
       const childIds = children.map((c) => c.id);
       await destroyDependants(ctx, other, childIds);
       const own = Object.keys(other.relations ?? {}).map((r) => `${other.name}.${r}`);
-      for (let i = 0; i < childIds.length; i += 500) await ctx.repo.dropLinks({ kinds: own, parentIds: childIds.slice(i, i + 500) });
+      const pointing = ctx.registry.all().flatMap((r) => Object.entries(r.relations ?? {}).filter(([, rel]) => rel.target === other.name).map(([n]) => `${r.name}.${n}`));
+      for (let i = 0; i < childIds.length; i += 500) {
+        await ctx.repo.dropLinks({ kinds: own, parentIds: childIds.slice(i, i + 500) });
+        await ctx.repo.dropLinks({ kinds: pointing, relatedIds: childIds.slice(i, i + 500) });
+      }
       await ctx.repo.destroy(other, ctx.teamId, childIds);
     }
   }
 }
 
-/** Emit a lifecycle event carrying the resource's current response form. */
-export async function announce(ctx: WriteContext, res: Resource, rec: Rec, action: string): Promise<void> {
+/**
+ * Who may see a record of a resource with members-only or private rows: the
+ * members of its chat, the creator of its private document (both where both
+ * apply); undefined for a record everyone who opens its project sees.
+ * Events of such records reach only webhooks those members registered.
+ */
+export async function audienceOf(ctx: WriteContext, res: Resource, rec: Rec): Promise<string[] | undefined> {
+  let audience: string[] | undefined;
+  const p = res.privateTo;
+  if (p && rec[p.field] === p.value) audience = typeof rec[p.owner] === 'string' ? [rec[p.owner] as string] : [];
+  const m = res.membersOnly;
+  const row = m ? (m.field ? rec[m.field] : rec.id) : undefined;
+  if (m && typeof row === 'string') {
+    const members = (await ctx.repo.linksOf(m.links, [row])).get(row) ?? [];
+    audience = audience ? audience.filter((id) => members.includes(id)) : members;
+  }
+  return audience;
+}
+
+/** Emit a lifecycle event carrying the resource's current response form (`audience`: computed from the record unless given). */
+export async function announce(ctx: WriteContext, res: Resource, rec: Rec, action: string, audience?: readonly string[]): Promise<void> {
   if (!res.events) return;
   const payload = await presentRecord(ctx, res, rec);
+  const who = audience ?? (await audienceOf(ctx, res, rec));
   ctx.emit({
     type: `${res.name}.${action}`,
     aggregateType: res.name,
     aggregateId: rec.id,
     projectId: res.projectIdOf(rec),
-    payload: { [res.name]: payload },
+    payload: { [res.name]: eventPayload(res, payload) },
+    ...(who ? { audience: who } : {}),
   });
+}
+
+/** A record's response form as events carry it (a resource may bound it: message text). */
+export function eventPayload(res: Resource, shown: Record<string, unknown>): Record<string, unknown> {
+  return res.hooks?.forEvent ? res.hooks.forEvent(shown) : shown;
 }

@@ -30,9 +30,9 @@ export function assertExpandReadable(ctx: ReadContext, res: Resource, node: Expa
   const walk = (r: Resource, n: ExpandNode) => {
     for (const [rel, child] of n.children) {
       const def = r.expand[rel]!;
-      // Computed entries are part of the record itself: its own read grant covers them.
-      if (def.kind === 'entries') continue;
-      const target = ctx.registry.get(def.target);
+      // Computed entries are the record's own facts (its read grant covers them) unless they show another resource's records.
+      if (def.kind === 'entries' && !def.reads) continue;
+      const target = ctx.registry.get(def.kind === 'entries' ? def.reads! : def.target);
       if (!grants(ctx.principal.scopes, target.path, 'read') || !grants(ctx.principal.permissions, target.path, 'read')) missing.add(`${target.path}:read`);
       walk(target, child);
     }

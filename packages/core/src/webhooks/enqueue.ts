@@ -17,7 +17,8 @@ export async function enqueueWebhookJobs(
   trx: Kysely<any>,
   d: DialectSupport,
   teamId: string,
-  events: ReadonlyArray<{ id: string; type: string }>,
+  /** `audience`: the members who may see the record; only webhooks they registered receive it (absent: every webhook). */
+  events: ReadonlyArray<{ id: string; type: string; audience?: readonly string[] | undefined }>,
   now: number,
   /** Already read with the outbox insert (one round trip), else read here. */
   preloaded?: LiveWebhook[],
@@ -33,6 +34,7 @@ export async function enqueueWebhookJobs(
     if (patterns.length === 0) continue;
     for (const e of due) {
       if (!matchesAny(patterns, e.type)) continue;
+      if (e.audience && !(typeof hook.created_by_id === 'string' && e.audience.includes(hook.created_by_id))) continue;
       rows.push({
         id: `${hook.id}:${e.id}`, team_id: teamId, webhook_id: hook.id, event_id: e.id, event_type: e.type, attempts: 0,
         status: 'pending', next_attempt_at: ts, lease_until: null, lease_token: null, created_at: ts, updated_at: ts,

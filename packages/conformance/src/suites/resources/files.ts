@@ -27,6 +27,8 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 const UPLOAD_URL_TTL_MS = 15 * MINUTE;
 const UPLOAD_KEY_TTL_MS = 24 * HOUR;
+/** Largest upload through pmapi's own links by default (docs/not-shown.md "Upload flow"). */
+const LOCAL_UPLOAD_MAX = 64 * 1024 * 1024;
 const RETENTION_MS = 30 * DAY;
 const THUMBNAIL_MAX_PX = 256;
 /** Spec "File" and "Annotation": the expand targets. */
@@ -188,7 +190,7 @@ export function filesSuite(factory: StoreFactory): void {
     const slot = async (size: number, token?: string) => ok(await H().post('/files/upload-url', { size }, { token }));
     const put = (url: string, bytes: Uint8Array) => H().fetchLink('PUT', url, bytes);
 
-    it('POST /files/upload-url {size} → 200 {uploadKey, url, method: PUT, size, expiresAt (15 min)} and emits file.createUploadUrl with that body', async () => {
+    it('POST /files/upload-url {size} → 200 {uploadKey, url, method: PUT, size, expiresAt (15 min)} and emits file.createUploadUrl with that body less the url (a credential)', async () => {
       const { result, events } = await during(H(), () => H().post('/files/upload-url', { size: 12 }));
       const body = ok(result);
       expect(Object.keys(body).sort()).toEqual(['expiresAt', 'method', 'size', 'uploadKey', 'url']);
@@ -198,19 +200,31 @@ export function filesSuite(factory: StoreFactory): void {
       expect(Date.parse(body.expiresAt)).toBe(Math.floor((H().clock.now() + UPLOAD_URL_TTL_MS) / 1000) * 1000);
       const [ev] = ofType(events, 'file.createUploadUrl');
       expect(ev, JSON.stringify(events.map((e) => e.type))).toBeDefined();
-      expect(ev.payload.file).toEqual(body);
+      const { url: _url, ...announced } = body;
+      expect(ev.payload.file).toEqual(announced);
       expect(events.filter((e) => e.type !== 'file.createUploadUrl').map((e) => e.type)).toEqual([]);
     });
 
-    it('the upload-URL body is exactly {size}: unknown keys, missing, negative, fractional, non-number and > 2,147,483,646 are 400; the maximum itself is accepted', async () => {
+    it('the upload-URL body is exactly {size}: unknown keys, missing, negative, fractional, non-number and > 2,147,483,646 are 400; through pmapi\'s own links at most 64 MiB (too_big)', async () => {
       invalid(await H().post('/files/upload-url', { size: 5, name: 'a.txt' }), 'name', 'unrecognized_key');
       invalid(await H().post('/files/upload-url', {}), 'size');
       invalid(await H().post('/files/upload-url', { size: -1 }), 'size');
       invalid(await H().post('/files/upload-url', { size: 1.5 }), 'size');
       invalid(await H().post('/files/upload-url', { size: '5' }), 'size');
       invalid(await H().post('/files/upload-url', { size: FILE_SIZE_MAX + 1 }), 'size');
-      expect(ok(await H().post('/files/upload-url', { size: FILE_SIZE_MAX })).size).toBe(FILE_SIZE_MAX);
+      invalid(await H().post('/files/upload-url', { size: LOCAL_UPLOAD_MAX + 1 }), 'size', 'too_big');
+      expect(ok(await H().post('/files/upload-url', { size: LOCAL_UPLOAD_MAX })).size).toBe(LOCAL_UPLOAD_MAX);
       expect(ok(await H().post('/files/upload-url', { size: 0 })).size).toBe(0);
+    });
+
+    it('with the local cap raised (files.maxUploadBytes), the spec\'s maximum size 2,147,483,646 is accepted', async () => {
+      const big = await harness(factory, { api: () => ({ files: { store: createMemoryBlobStore(), maxUploadBytes: FILE_SIZE_MAX } }) });
+      try {
+        expect(ok(await big.post('/files/upload-url', { size: FILE_SIZE_MAX })).size).toBe(FILE_SIZE_MAX);
+        invalid(await big.post('/files/upload-url', { size: FILE_SIZE_MAX + 1 }), 'size');
+      } finally {
+        await big.close();
+      }
     });
 
     it('the PUT takes exactly `size` bytes (else 400), the link is refused once tampered (403 link_invalid), for GET (403 link_invalid) and after 15 minutes (403 link_expired)', async () => {
@@ -567,13 +581,22 @@ export function filesSuite(factory: StoreFactory): void {
       await H().api.admin.setWorkspaceSettings(H().a.id, { storageQuotaBytes: QUOTA });
     });
 
-    it('an upload URL for more than the quota is 400 storage_quota_exceeded on size with quotaBytes and usedBytes; exactly the quota is fine', async () => {
+    // Upload URLs handed out count until registered or expired (24 h): each test lets its own expire at the end.
+    const forgetPending = () => H().clock.advance(UPLOAD_KEY_TTL_MS + 1000);
+
+    it('an upload URL for more than what is left is 400 storage_quota_exceeded on size with quotaBytes and usedBytes; pending upload URLs count until registered or expired', async () => {
       const r = await H().post('/files/upload-url', { size: QUOTA + 1 });
       invalid(r, 'size', 'storage_quota_exceeded');
       expect(r.body).toMatchObject({ quotaBytes: QUOTA, usedBytes: 0 });
       ok(await H().post('/files/upload-url', { size: QUOTA }));
+      const pending = await H().post('/files/upload-url', { size: 1 });
+      invalid(pending, 'size', 'storage_quota_exceeded');
+      expect(pending.body).toMatchObject({ usedBytes: QUOTA });
       // Another workspace keeps the default quota.
       ok(await H().post('/files/upload-url', { size: QUOTA + 1 }, { token: H().b.owner.token }));
+      forgetPending();
+      ok(await H().post('/files/upload-url', { size: QUOTA }));
+      forgetPending();
     });
 
     it('files use the quota; trashed files still count; purged files free their bytes', async () => {
@@ -582,6 +605,7 @@ export function filesSuite(factory: StoreFactory): void {
       invalid(over, 'size', 'storage_quota_exceeded');
       expect(over.body).toMatchObject({ quotaBytes: QUOTA, usedBytes: 60 });
       ok(await H().post('/files/upload-url', { size: 40 }));
+      forgetPending();
 
       ok(await H().del(`/files/${f.id}`), 204);
       const stillOver = await H().post('/files/upload-url', { size: 41 });
@@ -591,36 +615,29 @@ export function filesSuite(factory: StoreFactory): void {
       H().clock.advance(RETENTION_MS + DAY);
       await H().api.jobs.purge();
       ok(await H().post('/files/upload-url', { size: QUOTA }));
+      forgetPending();
     });
 
-    it('the quota is checked again when the upload is registered (the space may have gone meanwhile)', async () => {
+    it('the quota is checked again when the upload is registered (the workspace\'s quota may have shrunk meanwhile); the upload itself is not counted twice', async () => {
       const a = ok(await H().post('/files/upload-url', { size: 70 }));
-      const b = ok(await H().post('/files/upload-url', { size: 70 }));
       await H().fetchLink('PUT', a.url, new Uint8Array(70));
-      await H().fetchLink('PUT', b.url, new Uint8Array(70));
+      await H().api.admin.setWorkspaceSettings(H().a.id, { storageQuotaBytes: 50 });
+      invalid(await H().post('/files', { uploadKey: a.uploadKey, name: 'a.bin', size: 70, projectId: p.id }), 'size', 'storage_quota_exceeded');
+      await H().api.admin.setWorkspaceSettings(H().a.id, { storageQuotaBytes: QUOTA });
+      // 70 pending + 70 for the file would be 140: registering moves the bytes from pending to the file.
       const first = ok(await H().post('/files', { uploadKey: a.uploadKey, name: 'a.bin', size: 70, projectId: p.id }), 201);
-      invalid(await H().post('/files', { uploadKey: b.uploadKey, name: 'b.bin', size: 70, projectId: p.id }), 'size', 'storage_quota_exceeded');
-      // Clean up for the next test.
+      ok(await H().post('/files/upload-url', { size: 30 }));
+      invalid(await H().post('/files/upload-url', { size: 1 }), 'size', 'storage_quota_exceeded');
       ok(await H().del(`/files/${first.id}`), 204);
       H().clock.advance(RETENTION_MS + DAY);
       await H().api.jobs.purge();
     });
 
-    it('quota checks are serialised: two registrations that each fit but not together → exactly one 201, one storage_quota_exceeded', async () => {
-      const a = ok(await H().post('/files/upload-url', { size: 60 }));
-      const b = ok(await H().post('/files/upload-url', { size: 60 }));
-      await H().fetchLink('PUT', a.url, new Uint8Array(60));
-      await H().fetchLink('PUT', b.url, new Uint8Array(60));
-      const both = await Promise.all([
-        H().post('/files', { uploadKey: a.uploadKey, name: 'a.bin', size: 60, projectId: p.id }),
-        H().post('/files', { uploadKey: b.uploadKey, name: 'b.bin', size: 60, projectId: p.id }),
-      ]);
-      expect(both.map((r) => r.status).sort()).toEqual([201, 400]);
+    it('quota checks are serialised: upload URLs asked for at once that each fit but not together → exactly one 200, one storage_quota_exceeded', async () => {
+      const both = await Promise.all([H().post('/files/upload-url', { size: 60 }), H().post('/files/upload-url', { size: 60 })]);
+      expect(both.map((r) => r.status).sort()).toEqual([200, 400]);
       invalid(both.find((r) => r.status === 400)!, 'size', 'storage_quota_exceeded');
-      const made = both.find((r) => r.status === 201)!.body;
-      ok(await H().del(`/files/${made.id}`), 204);
-      H().clock.advance(RETENTION_MS + DAY);
-      await H().api.jobs.purge();
+      forgetPending();
     });
 
     it('create from content over the quota is 400 storage_quota_exceeded on content, with quotaBytes and usedBytes', async () => {

@@ -29,6 +29,7 @@ export function filesAndMessages(d: DialectSupport): Migration {
         id: 'id', team_id: 'id', member_id: 'id', blob_key: 'text', size: 'bigint', expires_at: 'timestamp', 'used_at?': 'timestamp', created_at: 'timestamp',
       }).execute();
       await idx('file_uploads_expiry', 'file_uploads', ['expires_at']);
+      await idx('file_uploads_blob', 'file_uploads', ['blob_key']);
       await createTable(db, d, 'file_jobs', {
         id: 'id', team_id: 'id', kind: 'text', 'file_id?': 'id', blob_key: 'text', status: 'text', attempts: 'integer',
         next_attempt_at: 'timestamp', 'lease_until?': 'timestamp', 'lease_token?': 'text', 'last_error?': 'text',

@@ -41,14 +41,23 @@ export async function takeUpload(repo: Repo, teamId: string, id: string): Promis
   };
 }
 
+/** Whether bytes may still be PUT under a blob key: only while its upload is handed out and not yet registered. */
+export async function uploadOpen(db: Kysely<any>, blobKey: string): Promise<boolean> {
+  const r = await db.selectFrom('file_uploads').select('used_at').where('blob_key', '=', blobKey).executeTakeFirst();
+  return r !== undefined && r.used_at === null;
+}
+
 export async function markUploadUsed(repo: Repo, id: string, now: number): Promise<void> {
   await repo.db.updateTable('file_uploads').set({ used_at: repo.dialect.encode('timestamp', now) }).where('id', '=', id).execute();
 }
 
 /** Forget uploads whose key expired before `before` (their bytes, never registered, are queued for removal by the caller). */
 export async function expiredUploads(db: Kysely<any>, d: DialectSupport, before: number, limit: number): Promise<Array<{ id: string; teamId: string; blobKey: string; used: boolean }>> {
-  const rows = await db.selectFrom('file_uploads').select(['id', 'team_id', 'blob_key', 'used_at'])
-    .where('expires_at', '<', d.encode('timestamp', before)).limit(limit).execute();
+  let q = db.selectFrom('file_uploads').select(['id', 'team_id', 'blob_key', 'used_at'])
+    .where('expires_at', '<', d.encode('timestamp', before)).limit(limit);
+  // A registration still holding the row finishes first; the next sweep sees it used.
+  if (d.capabilities.forUpdate) q = q.forUpdate().skipLocked();
+  const rows = await q.execute();
   return rows.map((r) => ({ id: r.id, teamId: r.team_id, blobKey: r.blob_key, used: r.used_at !== null }));
 }
 
@@ -56,10 +65,15 @@ export async function deleteUploads(db: Kysely<any>, ids: readonly string[]): Pr
   if (ids.length) await db.deleteFrom('file_uploads').where('id', 'in', ids as string[]).execute();
 }
 
-/** Bytes the workspace's files hold (trashed files count until purged). */
-export async function usedBytes(repo: Repo, teamId: string): Promise<number> {
-  const r = await repo.db.selectFrom('files').select(sql<string | number | null>`sum(size)`.as('n')).where('team_id', '=', teamId).executeTakeFirst();
-  return Number(r?.n ?? 0);
+/**
+ * Bytes the workspace holds: its files (trashed ones count until purged) and
+ * the uploads handed out and not yet registered or expired.
+ */
+export async function usedBytes(repo: Repo, teamId: string, now: number): Promise<number> {
+  const files = await repo.db.selectFrom('files').select(sql<string | number | null>`sum(size)`.as('n')).where('team_id', '=', teamId).executeTakeFirst();
+  const pending = await repo.db.selectFrom('file_uploads').select(sql<string | number | null>`sum(size)`.as('n'))
+    .where('team_id', '=', teamId).where('used_at', 'is', null).where('expires_at', '>', repo.dialect.encode('timestamp', now)).executeTakeFirst();
+  return Number(files?.n ?? 0) + Number(pending?.n ?? 0);
 }
 
 /** The workspace's own storage quota, or null for the API's default. */

@@ -9,11 +9,13 @@ const JOBS_CHUNK = 80;
 export interface LiveWebhook {
   id: string;
   events: unknown;
+  /** The member who registered it: private records reach it only when that member may see them. */
+  created_by_id: string | null;
 }
 
 /** The team's active, live webhooks, as a query to run (`qc` may carry a CTE: the outbox insert on Postgres). */
 export function selectLiveWebhooks(qc: QueryCreator<any>, d: DialectSupport, teamId: string) {
-  return qc.selectFrom('webhooks').select(['id', 'events'])
+  return qc.selectFrom('webhooks').select(['id', 'events', 'created_by_id'])
     .where('team_id', '=', teamId).where('active', '=', d.encode('boolean', true) as any).where('purge_at', 'is', null);
 }
 
