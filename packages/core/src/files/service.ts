@@ -39,7 +39,7 @@ export interface FileOptions {
   quotaBytes?: number;
   /** Fetches upload-from-URL targets: `createUrlFetcher()` of @pmapi/webhooks (SSRF-safe). Without one that operation answers 503. */
   fetcher?: UrlFetcher;
-  /** Largest upload-from-URL body in bytes (default 100 MiB) and its deadline (default 30 s). */
+  /** Largest upload-from-URL body in bytes (default 64 MiB: it is held in memory while stored) and its deadline (default 30 s). */
   fromUrlMaxBytes?: number;
   fromUrlTimeoutMs?: number;
   /** Makes thumbnails in post-processing: `createSharpThumbnailer()` of @pmapi/thumbnails. Without one, files are processed without thumbnails. */
@@ -88,7 +88,7 @@ export function fileServices(o: FileOptions, secretSeed: Uint8Array, basePath: s
     maxUploadBytes: o.store?.presignUpload ? undefined : o.maxUploadBytes ?? 64 * 1024 * 1024,
     uploadTtlSeconds: uploadTtl,
     uploadKeyTtlSeconds: o.uploadKeyTtlSeconds ?? 86_400,
-    fromUrlMaxBytes: o.fromUrlMaxBytes ?? 100 * 1024 * 1024,
+    fromUrlMaxBytes: o.fromUrlMaxBytes ?? 64 * 1024 * 1024,
     fromUrlTimeoutMs: o.fromUrlTimeoutMs ?? 30_000,
     mount,
     secret,
