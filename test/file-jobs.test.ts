@@ -1,0 +1,107 @@
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
+import { createMemoryBlobStore, createPmapi, fakeClock, type Pmapi, type Thumbnailer } from '@pmapi/core';
+import type { SqlStore } from '@pmapi/core/sql';
+import { openSqliteStore } from '@pmapi/adapter-sqlite';
+import { openPostgresStore } from '@pmapi/adapter-postgres';
+
+/**
+ * The file job queue is crash-safe (issue 12: post-processing "as a job, the
+ * same durable job machinery as webhook delivery, crash-safe"): a worker that
+ * claims a job and dies never finishes it, and once the lease (120 s) has
+ * passed another worker takes the job and the file becomes processed; the
+ * dead worker's late result cannot overwrite it.
+ */
+
+const LEASE_MS = 120_000;
+const pgUrl = inject('pgUrl');
+
+/** A tiny valid PNG (8×8 RGB). */
+function png(): Uint8Array {
+  const crc = (b: Buffer) => {
+    let c = 0xffffffff;
+    for (const x of b) {
+      c ^= x;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    }
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const out = Buffer.alloc(8 + data.length + 4);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(crc(body), 8 + data.length);
+    return out;
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(8, 0);
+  ihdr.writeUInt32BE(8, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const raw = Buffer.alloc((8 * 3 + 1) * 8, 0x7f);
+  for (let y = 0; y < 8; y++) raw[y * 25] = 0;
+  return new Uint8Array(Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]));
+}
+
+const stores: Array<{ name: string; open: () => Promise<{ store: SqlStore; drop(): Promise<void> }> }> = [
+  { name: 'sqlite', open: async () => ({ store: await openSqliteStore(), drop: async () => undefined }) },
+  ...(pgUrl ? [{
+    name: 'postgres',
+    open: async () => {
+      const schema = `file_jobs_${randomBytes(6).toString('hex')}`;
+      const store = await openPostgresStore({ connectionString: pgUrl, schema, max: 4 });
+      return { store, drop: () => store.db.schema.dropSchema(schema).cascade().execute() };
+    },
+  }] : []),
+];
+
+describe.each(stores)('[$name] file jobs survive a worker that dies mid-job (issue 12: crash-safe post-processing)', ({ open }) => {
+  const closers: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    for (const c of closers.reverse()) await c();
+  });
+
+  it('a claimed job whose worker never finishes is taken again after the lease; the file ends processed with one thumbnail', async () => {
+    const { store, drop } = await open();
+    const clock = fakeClock('2026-05-01T10:00:00.000Z');
+    const blobs = createMemoryBlobStore();
+    // The first worker's thumbnailer never returns: the process "died" holding the job.
+    const stuck: Thumbnailer = { thumbnail: () => new Promise(() => undefined) };
+    const working: Thumbnailer = { thumbnail: async () => ({ bytes: new Uint8Array([0xff, 0xd8, 0xff, 0xd9]), extension: 'jpg' }) };
+    const first: Pmapi = await createPmapi({ store, clock, rateLimiter: false, files: { store: blobs, thumbnailer: stuck } });
+    const second: Pmapi = await createPmapi({ store, clock, rateLimiter: false, files: { store: blobs, thumbnailer: working } });
+    closers.push(async () => {
+      await drop();
+      await first.close();
+    });
+    const ws = await first.admin.createWorkspace({ name: 'Jobs', owner: { name: 'O', email: 'o@jobs.test' } });
+    const { token } = await first.admin.issueToken(ws.ownerMemberId, { scopes: ['read', 'write', 'delete'] });
+    const call = async (api: Pmapi, method: string, path: string, body?: unknown) => {
+      const r = await api.handle({ method, url: `/api/v3${path}`, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: r.status, body: r.body === undefined ? undefined : JSON.parse(typeof r.body === 'string' ? r.body : new TextDecoder().decode(r.body)) };
+    };
+    const project = (await call(first, 'POST', '/projects', { name: 'P' })).body;
+    const bytes = png();
+    const slot = (await call(first, 'POST', '/files/upload-url', { size: bytes.byteLength })).body;
+    const u = new URL(slot.url, 'http://x.invalid');
+    expect((await first.handle({ method: 'PUT', url: `${u.pathname}${u.search}`, headers: {}, body: bytes })).status).toBe(200);
+    const file = (await call(first, 'POST', '/files', { uploadKey: slot.uploadKey, size: bytes.byteLength, name: 'p.png', projectId: project.id })).body;
+
+    // The first worker claims the job and never comes back.
+    void first.jobs.processFiles();
+    await new Promise((r) => setTimeout(r, 50));
+    // Within the lease nobody else takes it.
+    expect(await second.jobs.processFiles()).toMatchObject({ claimed: 0 });
+    expect((await call(second, 'GET', `/files/${file.id}`)).body).toMatchObject({ processed: false, thumbnail: null });
+    // After it, the second worker does.
+    clock.advance(LEASE_MS + 1000);
+    expect(await second.jobs.processFiles()).toMatchObject({ claimed: 1, processed: 1 });
+    const done = (await call(second, 'GET', `/files/${file.id}`)).body;
+    expect(done.processed).toBe(true);
+    expect(typeof done.thumbnail).toBe('string');
+    // Nothing is left to do.
+    clock.advance(LEASE_MS + 1000);
+    expect(await second.jobs.processFiles()).toMatchObject({ claimed: 0 });
+  });
+});
