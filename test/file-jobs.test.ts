@@ -11,7 +11,7 @@ import { openPostgresStore } from '@pmapi/adapter-postgres';
  * same durable job machinery as webhook delivery, crash-safe"): a worker that
  * claims a job and dies never finishes it, and once the lease (120 s) has
  * passed another worker takes the job and the file becomes processed; the
- * dead worker's late result cannot overwrite it.
+ * stalled worker's late result is discarded.
  */
 
 const LEASE_MS = 120_000;
@@ -66,8 +66,9 @@ describe.each(stores)('[$name] file jobs survive a worker that dies mid-job (iss
     const { store, drop } = await open();
     const clock = fakeClock('2026-05-01T10:00:00.000Z');
     const blobs = createMemoryBlobStore();
-    // The first worker's thumbnailer never returns: the process "died" holding the job.
-    const stuck: Thumbnailer = { thumbnail: () => new Promise(() => undefined) };
+    // The first worker's thumbnailer does not return until told: the worker "died" holding the job, and comes back late.
+    let wake: (v: { bytes: Uint8Array; extension: string }) => void = () => undefined;
+    const stuck: Thumbnailer = { thumbnail: () => new Promise((r) => { wake = r; }) };
     const working: Thumbnailer = { thumbnail: async () => ({ bytes: new Uint8Array([0xff, 0xd8, 0xff, 0xd9]), extension: 'jpg' }) };
     const first: Pmapi = await createPmapi({ store, clock, rateLimiter: false, files: { store: blobs, thumbnailer: stuck } });
     const second: Pmapi = await createPmapi({ store, clock, rateLimiter: false, files: { store: blobs, thumbnailer: working } });
@@ -88,8 +89,8 @@ describe.each(stores)('[$name] file jobs survive a worker that dies mid-job (iss
     expect((await first.handle({ method: 'PUT', url: `${u.pathname}${u.search}`, headers: {}, body: bytes })).status).toBe(200);
     const file = (await call(first, 'POST', '/files', { uploadKey: slot.uploadKey, size: bytes.byteLength, name: 'p.png', projectId: project.id })).body;
 
-    // The first worker claims the job and never comes back.
-    void first.jobs.processFiles();
+    // The first worker claims the job and stalls.
+    const late = first.jobs.processFiles();
     await new Promise((r) => setTimeout(r, 50));
     // Within the lease nobody else takes it.
     expect(await second.jobs.processFiles()).toMatchObject({ claimed: 0 });
@@ -100,6 +101,14 @@ describe.each(stores)('[$name] file jobs survive a worker that dies mid-job (iss
     const done = (await call(second, 'GET', `/files/${file.id}`)).body;
     expect(done.processed).toBe(true);
     expect(typeof done.thumbnail).toBe('string');
+    // The first worker's late result is discarded: the lease passed on, so the file keeps the second's thumbnail.
+    wake({ bytes: new Uint8Array([1, 2, 3]), extension: 'png' });
+    await late;
+    const after = (await call(second, 'GET', `/files/${file.id}`)).body;
+    expect(after.thumbnail).toBe(done.thumbnail);
+    const t = new URL(after.thumbnail, 'http://x.invalid');
+    const thumb = await second.handle({ method: 'GET', url: `${t.pathname}${t.search}`, headers: {} });
+    expect([...(thumb.body as Uint8Array)]).toEqual([0xff, 0xd8, 0xff, 0xd9]);
     // Nothing is left to do.
     clock.advance(LEASE_MS + 1000);
     expect(await second.jobs.processFiles()).toMatchObject({ claimed: 0 });
