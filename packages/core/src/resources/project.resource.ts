@@ -6,6 +6,7 @@ import { customFieldsSchema, f } from './fields';
 import { fieldError, initialsOf, nextOrder, paletteColor, secondaryOf } from './rules';
 import { destroyDependants, insertRecord } from '../services/records';
 import type { WriteContext } from './hooks';
+import { forgetThreadTasks } from './task.resource';
 import { CHAT_MEMBERS, CHAT_MUTED, CHAT_OWNERS, openDiscussion, syncDiscussion } from './chat-rooms';
 
 export const PROJECT_MODULES = ['tasks', 'milestones', 'calendar', 'documents', 'files', 'discussion', 'forms', 'home'] as const;
@@ -124,6 +125,7 @@ export const projectResource = defineResource({
       for (const child of ['task', 'list', 'status', 'document', 'documentFolder']) {
         const res = ctx.registry.get(child);
         const ids = (await ctx.repo.findBy(res, ctx.teamId, res.columnOf.projectId!, [rec.id], { includeTrashed: true })).map((r) => r.id);
+        if (child === 'task') await forgetThreadTasks(ctx, ids);
         const kinds = Object.keys(res.relations ?? {}).map((r) => `${res.name}.${r}`);
         for (let i = 0; i < ids.length; i += 500) {
           await ctx.repo.dropLinks({ kinds, parentIds: ids.slice(i, i + 500) });

@@ -180,13 +180,7 @@ export const taskResource = defineResource({
       const gone = new Set(subtree.map((t) => t.id));
       // Documents attached to these tasks stay; the attachments go.
       await ctx.repo.dropLinks({ kinds: [DOCUMENT_TASK_LINK], relatedIds: [...gone] });
-      // Annotation threads held by these tasks: files and annotations forget them (the next comment makes a new one).
-      const files = ctx.registry.get('file');
-      for (const f of await ctx.repo.findBy(files, ctx.teamId, files.columnOf.annotationTaskId!, [...gone], { includeTrashed: true })) {
-        await patchRecord(ctx, files, f, { annotationTaskId: null });
-      }
-      const annotations = ctx.registry.get('annotation');
-      for (const a of await ctx.repo.findBy(annotations, ctx.teamId, annotations.columnOf.taskId!, [...gone])) await patchRecord(ctx, annotations, a, { taskId: null });
+      await forgetThreadTasks(ctx, [...gone]);
       const dependants = await ctx.repo.findBy(tasks, ctx.teamId, 'dependency_id', [...gone]);
       for (const d of dependants) if (!gone.has(d.id)) await patchRecord(ctx, tasks, d, { dependencyId: null });
       // What hangs off the subtasks (checklists, …) goes with them.
@@ -207,6 +201,17 @@ async function announceParentChange(ctx: WriteContext, id: string, from: string 
   if (from === null && to !== null) await postLifecycleMessage(ctx, { taskId: to }, 'tieTask', `<?${id}> was added as a subtask`);
   else if (from !== null && to === null) await postLifecycleMessage(ctx, { taskId: from }, 'untieTask', `<?${id}> is no longer a subtask`);
   else await postLifecycleMessage(ctx, { taskId: id }, 'moveSubtask', `Moved from <?${from}> to <?${to}>`);
+}
+
+/** Annotation threads held by tasks that go for good: files and annotations forget them (the next first comment makes a new one). */
+export async function forgetThreadTasks(ctx: WriteContext, taskIds: readonly string[]): Promise<void> {
+  if (taskIds.length === 0) return;
+  const files = ctx.registry.get('file');
+  for (const f of await ctx.repo.findBy(files, ctx.teamId, files.columnOf.annotationTaskId!, taskIds, { includeTrashed: true })) {
+    await patchRecord(ctx, files, f, { annotationTaskId: null });
+  }
+  const annotations = ctx.registry.get('annotation');
+  for (const a of await ctx.repo.findBy(annotations, ctx.teamId, annotations.columnOf.taskId!, taskIds)) await patchRecord(ctx, annotations, a, { taskId: null });
 }
 
 async function firstActive(ctx: WriteContext, resName: 'status' | 'list', projectId: string): Promise<Rec | undefined> {

@@ -21,6 +21,10 @@ const MENTIONS_MAX = 100;
 const AUDIO_MAX_SECONDS = 86_400;
 /** memberIds holds at most 150 ids (docs/not-shown.md "Chat fields"). */
 const MEMBER_IDS_MAX = 150;
+/** Most characters of a message's text its events carry (docs/not-shown.md "Conversations and files"). */
+const EVENT_TEXT_MAX = 100_000;
+/** Most projects a workspace-wide list may span (spec "Limits"). */
+const ACCESSIBLE_PROJECTS_MAX = 1000;
 /** The four facts of a chat member entry (docs/not-shown.md "Chat member entries"). */
 const MEMBER_ENTRY_KEYS = ['joinedAt', 'memberId', 'muted', 'owner'];
 const HOUR = 3600 * 1000;
@@ -1238,6 +1242,420 @@ export function chatsSuite(factory: StoreFactory): void {
       const created = ofType(events, 'message.created');
       expect(created.filter((e) => e.payload.message.chatId !== null).map((e) => e.projectId)).toEqual(created.filter((e) => e.payload.message.chatId !== null).map(() => null));
       expect(created.filter((e) => e.payload.message.taskId !== null).map((e) => e.projectId)).toEqual([p.id]);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Messages: events reach only webhooks of members who may see the record (docs/not-shown.md "Who sees a chat", "Message contexts"; review fix: event audience)`, () => {
+    const H = harnessPerDescribe(factory);
+    const group = groupOf(H);
+    const message = messageOf(H);
+    /** The owner's webhook (the owner has manageWebhooks; the regular member has not). */
+    let hook: any;
+    beforeAll(async () => {
+      hook = ok(await H().post('/webhooks', { url: 'https://hooks.invalid/x', events: ['message.*', 'message.*.*', 'chat.*', 'document.*', 'file.*'] }), 201);
+    });
+    /** Events of records: file.createUploadUrl (an upload slot, no record anyone sees) is left out. */
+    const ofRecords = (events: any[]) => events.filter((e) => e.type !== 'file.createUploadUrl');
+    /** The types of `events` for which the owner's webhook got a delivery job. */
+    const delivered = async (events: any[]): Promise<string[]> => {
+      const jobs = await H().store.db.selectFrom('webhook_jobs').selectAll().where('webhook_id', '=', hook.id).execute();
+      const got = new Set(jobs.map((j: any) => j.event_id));
+      return ofRecords(events).filter((e) => got.has(e.eventId)).map((e) => e.type).sort();
+    };
+
+    it('a group chat the webhook\'s creator is not in: chat.created, the hello, messages, replies, attached files and the chat\'s removal are recorded but never queued for that webhook', async () => {
+      const { result, events } = await during(H(), async () => {
+        const c = await group({ name: 'Without the owner', memberIds: [H().a.client.id] }, H().a.regular.token);
+        const m = await message({ chatId: c.id, text: 'just us' }, H().a.regular.token);
+        await message({ parentMessageId: m.id, text: 'a reply' }, H().a.client.token);
+        ok(await H().upload('ours', { name: 'ours.txt', messageId: m.id }, H().a.regular.token), 201);
+        return c;
+      });
+      const c = result;
+      expect(ofType(events, 'chat.created', c.id)).toHaveLength(1);
+      expect(ofType(events, 'message.created')).toHaveLength(3);
+      expect(ofType(events, 'message.files.added')).toHaveLength(1);
+      expect(ofType(events, 'file.created')).toHaveLength(1);
+      expect(await delivered(events)).toEqual([]);
+      const gone = await during(H(), () => H().del(`/chats/${c.id}`, { token: H().a.regular.token }));
+      ok(gone.result, 204);
+      expect(ofType(gone.events, 'chat.removed', c.id)).toHaveLength(1);
+      expect(await delivered(gone.events)).toEqual([]);
+    });
+
+    it('a group chat the webhook\'s creator is in (made by them or by another member): its events are queued for that webhook, the removal too', async () => {
+      const own = await during(H(), async () => {
+        const c = await group({ name: 'With the owner', memberIds: [H().a.regular.id] });
+        await message({ chatId: c.id, text: 'hello all' }, H().a.regular.token);
+        return c;
+      });
+      expect(await delivered(own.events)).toEqual(['chat.created', 'message.created', 'message.created']);
+      const theirs = await during(H(), async () => {
+        const c = await group({ name: 'Owner invited', memberIds: [H().a.owner.id] }, H().a.regular.token);
+        await message({ chatId: c.id, text: 'welcome' }, H().a.regular.token);
+        return c;
+      });
+      expect(await delivered(theirs.events)).toEqual(['chat.created', 'message.created', 'message.created']);
+      // Who may see a removed chat (and its messages) is read before its members go: every removal reaches a member's webhook.
+      const gone = await during(H(), () => H().del(`/chats/${own.result.id}`));
+      ok(gone.result, 204);
+      expect(ofType(gone.events, 'chat.removed', own.result.id)).toHaveLength(1);
+      expect(ofType(gone.events, 'message.removed').length).toBeGreaterThan(0);
+      expect(await delivered(gone.events)).toEqual(ofRecords(gone.events).map((e) => e.type).sort());
+    });
+
+    it('a private document of another member: document.created and the comments on it reach no webhook of the owner; a workspace-visible document and a task comment do', async () => {
+      const p = await H().project({ name: 'Audience P', members: [H().a.regular.id] });
+      const priv = await during(H(), async () => {
+        const d = ok(await H().post('/documents', { title: 'Mine alone', projectId: p.id, accessType: 'private' }, { token: H().a.regular.token }), 201);
+        await message({ documentId: d.id, text: 'note to self' }, H().a.regular.token);
+        return d;
+      });
+      expect(ofType(priv.events, 'document.created', priv.result.id)).toHaveLength(1);
+      expect(ofType(priv.events, 'message.created')).toHaveLength(1);
+      expect(await delivered(priv.events)).toEqual([]);
+      const open = await during(H(), async () => {
+        const d = ok(await H().post('/documents', { title: 'For all', projectId: p.id }, { token: H().a.regular.token }), 201);
+        await message({ documentId: d.id, text: 'open comment' }, H().a.regular.token);
+      });
+      expect(await delivered(open.events)).toEqual(['document.created', 'message.created']);
+      const t = await H().task(p.id, { name: 'Public thread' });
+      const comment = await during(H(), () => message({ taskId: t.id, text: 'a task comment' }, H().a.regular.token));
+      expect(await delivered(comment.events)).toEqual(['message.created']);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Messages: events carry at most ${EVENT_TEXT_MAX.toLocaleString('en')} characters of text (docs/not-shown.md "Conversations and files"; review fix: textTruncated)`, () => {
+    const H = harnessPerDescribe(factory);
+    const group = groupOf(H);
+    let c: any;
+    beforeAll(async () => {
+      c = await group({ name: 'Long texts', memberIds: [H().a.regular.id] });
+    });
+    const longText = (n: number) => '0123456789'.repeat(Math.ceil(n / 10)).slice(0, n);
+
+    it(`a text over ${EVENT_TEXT_MAX.toLocaleString('en')} characters: the answer and GET hold all of it; message.created carries its first ${EVENT_TEXT_MAX.toLocaleString('en')} characters and textTruncated: true`, async () => {
+      const text = `${longText(EVENT_TEXT_MAX)}tail beyond the cut ${longText(40_000)}`;
+      const { result, events } = await during(H(), () => H().post('/messages', { chatId: c.id, text }));
+      const m = ok(result, 201);
+      expect(m.text).toBe(text);
+      expect(m).not.toHaveProperty('textTruncated');
+      const got = ok(await H().get(`/messages/${m.id}`));
+      expect(got.text).toBe(text);
+      expect(got).not.toHaveProperty('textTruncated');
+      const [ev] = ofType(events, 'message.created', m.id);
+      expect(ev.payload.message.text).toHaveLength(EVENT_TEXT_MAX);
+      expect(ev.payload.message.text).toBe(text.slice(0, EVENT_TEXT_MAX));
+      expect(ev.payload.message.textTruncated).toBe(true);
+      const { text: _a, textTruncated: _b, ...rest } = ev.payload.message;
+      const { text: _c, ...answered } = m;
+      expect(rest).toEqual(answered);
+    });
+
+    it('an edit to a long text truncates message.updated too; back under the bound, the event carries the whole text without textTruncated', async () => {
+      const m = ok(await H().post('/messages', { chatId: c.id, text: 'short' }), 201);
+      const long = longText(EVENT_TEXT_MAX + 1);
+      const up = await during(H(), () => H().patch(`/messages/${m.id}`, { text: long }));
+      expect(ok(up.result).text).toBe(long);
+      const [ev] = ofType(up.events, 'message.updated', m.id);
+      expect(ev.payload.message.text).toBe(long.slice(0, EVENT_TEXT_MAX));
+      expect(ev.payload.message.textTruncated).toBe(true);
+      const back = await during(H(), () => H().patch(`/messages/${m.id}`, { text: 'short again' }));
+      const [ev2] = ofType(back.events, 'message.updated', m.id);
+      expect(ev2.payload.message.text).toBe('short again');
+      expect(ev2.payload.message).not.toHaveProperty('textTruncated');
+    });
+
+    it(`a text of exactly ${EVENT_TEXT_MAX.toLocaleString('en')} characters is carried whole, without a textTruncated key`, async () => {
+      const text = longText(EVENT_TEXT_MAX);
+      const { result, events } = await during(H(), () => H().post('/messages', { chatId: c.id, text }));
+      const m = ok(result, 201);
+      const [ev] = ofType(events, 'message.created', m.id);
+      expect(ev.payload.message.text).toBe(text);
+      expect(ev.payload.message).not.toHaveProperty('textTruncated');
+      expect(ev.payload.message).toEqual(m);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Messages: expand=tagged reads member records (spec "Message" expand; review fix: members:read)`, () => {
+    const H = harnessPerDescribe(factory);
+    const group = groupOf(H);
+    const message = messageOf(H);
+
+    it('a token with messages:read alone gets the message but 403 permission_denied (missing members:read) on expand=tagged, on GET and on the list; with members:read too it is answered', async () => {
+      const c = await group({ name: 'Tag scopes', memberIds: [H().a.regular.id] });
+      const m = await message({ chatId: c.id, text: `Hi <@${H().a.regular.id}>` });
+      const narrow = (await H().api.admin.issueToken(H().a.owner.id, { scopes: ['messages:read'] })).token;
+      expect(ok(await H().get(`/messages/${m.id}`, { token: narrow })).tagged).toEqual([H().a.regular.id]);
+      const denied = problem(await H().get(`/messages/${m.id}?expand=tagged`, { token: narrow }), 403, 'permission_denied');
+      expect(denied.missingPermissions).toEqual(['members:read']);
+      problem(await H().get(`/messages?chatId[eq]=${c.id}&expand=tagged`, { token: narrow }), 403, 'permission_denied');
+      const wide = (await H().api.admin.issueToken(H().a.owner.id, { scopes: ['messages:read', 'members:read'] })).token;
+      const got = ok(await H().get(`/messages/${m.id}?expand=tagged`, { token: wide }));
+      expect(got.tagged.map((x: any) => x.id)).toEqual([H().a.regular.id]);
+      expect(ok(await H().get(`/messages?chatId[eq]=${c.id}&expand=tagged`, { token: wide })).data.find((x: any) => x.id === m.id).tagged.map((x: any) => x.id)).toEqual([H().a.regular.id]);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Messages: isEdited, lastMessageAt and files uploaded onto a message (docs/not-shown.md "Editing and deleting messages", "Chat fields", "files of a message")`, () => {
+    const H = harnessPerDescribe(factory);
+    const group = groupOf(H);
+    const message = messageOf(H);
+    let p: any;
+    let c: any;
+    beforeAll(async () => {
+      p = await H().project({ name: 'Edit flags P', members: [H().a.regular.id] });
+      c = await group({ name: 'Edit flags', memberIds: [H().a.regular.id] });
+    });
+
+    it('isEdited stays false after a PATCH of hideLinkPreview only, of files only, and of the same text; a changed text makes it true for good', async () => {
+      const f = ok(await H().upload('flag', { name: 'flag.txt', projectId: p.id }), 201);
+      const m = await message({ chatId: c.id, text: 'Unchanged words' });
+      H().clock.advance(1000);
+      expect(ok(await H().patch(`/messages/${m.id}`, { hideLinkPreview: true }))).toMatchObject({ hideLinkPreview: true, isEdited: false });
+      expect(ok(await H().patch(`/messages/${m.id}`, { files: [f.id] }))).toMatchObject({ files: [f.id], isEdited: false });
+      expect(ok(await H().patch(`/messages/${m.id}`, { text: 'Unchanged words' }))).toMatchObject({ text: 'Unchanged words', isEdited: false });
+      expect(ok(await H().patch(`/messages/${m.id}`, { files: [], hideLinkPreview: false, text: 'Unchanged words' })).isEdited).toBe(false);
+      expect(ok(await H().get(`/messages/${m.id}`)).isEdited).toBe(false);
+      expect(ids(await H().get(`/messages?chatId[eq]=${c.id}&isEdited[eq]=true`))).not.toContain(m.id);
+      const { result, events } = await during(H(), () => H().patch(`/messages/${m.id}`, { text: 'Changed words' }));
+      expect(ok(result).isEdited).toBe(true);
+      expect(ofType(events, 'message.updated', m.id)[0].payload.message.isEdited).toBe(true);
+      expect(ok(await H().patch(`/messages/${m.id}`, { hideLinkPreview: true })).isEdited).toBe(true);
+      expect(ids(await H().get(`/messages?chatId[eq]=${c.id}&isEdited[eq]=true`))).toContain(m.id);
+    });
+
+    it('a reply to a chat message and a comment on a file of a chat message bump the chat\'s lastMessageAt to their createdAt (updatedAt unchanged, no chat.updated)', async () => {
+      const room = await group({ name: 'Reply bump', memberIds: [H().a.regular.id] });
+      H().clock.advance(60_000);
+      const m = await message({ chatId: room.id, text: 'Parent' });
+      expect(ok(await H().get(`/chats/${room.id}`)).lastMessageAt).toBe(m.createdAt);
+      H().clock.advance(60_000);
+      const { result, events } = await during(H(), () => H().post('/messages', { parentMessageId: m.id, text: 'Reply' }, { token: H().a.regular.token }));
+      const r = ok(result, 201);
+      expect(r.createdAt).not.toBe(m.createdAt);
+      const after = ok(await H().get(`/chats/${room.id}`));
+      expect(after.lastMessageAt).toBe(r.createdAt);
+      expect(after.updatedAt).toBe(room.updatedAt);
+      expect(ofType(events, 'chat.updated')).toEqual([]);
+      const f = ok(await H().upload('attached', { name: 'attached.txt', messageId: m.id }), 201);
+      H().clock.advance(60_000);
+      const onFile = await message({ fileId: f.id, text: 'On the attachment' }, H().a.regular.token);
+      expect(onFile.createdAt).not.toBe(r.createdAt);
+      expect(ok(await H().get(`/chats/${room.id}`)).lastMessageAt).toBe(onFile.createdAt);
+    });
+
+    it('a file uploaded with messageId is one of that message\'s files (message.files.added); so is one made from content; PATCH files [] detaches them and the files stay', async () => {
+      const m = await message({ chatId: c.id, text: 'Attach here' });
+      expect(m.files).toEqual([]);
+      const { result, events } = await during(H(), () => H().upload('uploaded onto', { name: 'onto.txt', messageId: m.id }));
+      const f = ok(result, 201);
+      expect(f.messageId).toBe(m.id);
+      expect(ok(await H().get(`/messages/${m.id}`)).files).toEqual([f.id]);
+      const [added] = ofType(events, 'message.files.added', m.id);
+      expect(added, JSON.stringify(events.map((e) => e.type))).toBeDefined();
+      expect(added).toMatchObject({ aggregateType: 'message', aggregateId: m.id });
+      expect(added.payload).toEqual({ parentId: m.id, relatedId: f.id, relation: 'files' });
+      expect(ok(await H().get(`/messages/${m.id}?expand=files`)).files.map((x: any) => x.id)).toEqual([f.id]);
+      const fc = await during(H(), () => H().post('/files/from-content', { name: 'content.txt', content: 'from content', messageId: m.id }));
+      const g = ok(fc.result, 201);
+      expect(ofType(fc.events, 'message.files.added', m.id).map((e) => e.payload.relatedId)).toEqual([g.id]);
+      expect([...ok(await H().get(`/messages/${m.id}`)).files].sort()).toEqual([f.id, g.id].sort());
+      const none = await during(H(), () => H().patch(`/messages/${m.id}`, { files: [] }));
+      expect(ok(none.result).files).toEqual([]);
+      expect(ofType(none.events, 'message.files.removed', m.id).map((e) => e.payload.relatedId).sort()).toEqual([f.id, g.id].sort());
+      for (const file of [f, g]) expect(ok(await H().get(`/files/${file.id}`))).toMatchObject({ id: file.id, messageId: m.id });
+    });
+
+    it('deleting a chat destroys a file attached to one of its messages, and a task comment whose files listed that file lists it no more', async () => {
+      const room = await group({ name: 'Doomed room', memberIds: [H().a.regular.id] });
+      const m = await message({ chatId: room.id, text: 'with a file' });
+      const f = ok(await H().upload('doomed', { name: 'doomed.txt', messageId: m.id }), 201);
+      const t = await H().task(p.id, { name: 'Links elsewhere' });
+      const keep = ok(await H().upload('kept', { name: 'kept.txt', projectId: p.id }), 201);
+      const tm = await message({ taskId: t.id, text: 'see both', files: [f.id, keep.id] });
+      expect([...tm.files].sort()).toEqual([f.id, keep.id].sort());
+      const { result, events } = await during(H(), () => H().del(`/chats/${room.id}`));
+      ok(result, 204);
+      expect(events.filter((e) => e.aggregateId === f.id).map((e) => e.type)).toEqual(['file.removed']);
+      problem(await H().get(`/files/${f.id}`), 404, 'resource_not_found');
+      problem(await H().get(`/messages/${m.id}`), 404, 'resource_not_found');
+      expect(ok(await H().get(`/messages/${tm.id}`)).files).toEqual([keep.id]);
+      expect(ok(await H().get(`/messages/${tm.id}?expand=files`)).files.map((x: any) => x.id)).toEqual([keep.id]);
+      expect(ok(await H().get(`/messages?taskId[eq]=${t.id}`)).data.map((x: any) => x.files)).toEqual([[keep.id]]);
+      // The link is gone, not merely hidden: the set can be written again without the dead id.
+      expect(ok(await H().patch(`/messages/${tm.id}`, { files: [keep.id] })).files).toEqual([keep.id]);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Messages: annotation threads only for files every project member sees, and a destroyed thread task is forgotten (docs/not-shown.md "Annotation threads")`, () => {
+    const H = harnessPerDescribe(factory);
+    const group = groupOf(H);
+    const message = messageOf(H);
+    let p: any;
+    beforeAll(async () => {
+      p = await H().project({ name: 'Threads P', members: [H().a.regular.id, H().a.client.id] });
+    });
+    const threadTasks = async () => ok(await H().get(`/tasks?projectId=${p.id}&name[startsWith]=Annotations&limit=200`)).data;
+
+    it('a file of a private document: the first comment on its annotation makes no thread task (taskId and annotationTaskId stay null, no task.created, no "Annotations: …" task in the project)', async () => {
+      const before = (await threadTasks()).length;
+      const d = ok(await H().post('/documents', { title: 'Private review', projectId: p.id, accessType: 'private' }, { token: H().a.regular.token }), 201);
+      const f = ok(await H().upload('secret design', { name: 'secret-design.png', documentId: d.id }, H().a.regular.token), 201);
+      expect(f.projectId).toBe(p.id);
+      const a = ok(await H().post('/annotations', { type: 'image', fileId: f.id, position: {} }, { token: H().a.regular.token }), 201);
+      const { result, events } = await during(H(), () => H().post('/messages', { annotationId: a.id, text: 'Only I see this' }, { token: H().a.regular.token }));
+      ok(result, 201);
+      expect(ofType(events, 'task.created')).toEqual([]);
+      expect(ok(await H().get(`/annotations/${a.id}`, { token: H().a.regular.token })).taskId).toBeNull();
+      expect(ok(await H().get(`/files/${f.id}`, { token: H().a.regular.token })).annotationTaskId).toBeNull();
+      expect((await threadTasks()).length).toBe(before);
+      expect((await threadTasks()).map((x: any) => x.name)).not.toContain('Annotations: secret-design.png');
+    });
+
+    it('a file of a chat message: no thread task either', async () => {
+      const before = (await threadTasks()).length;
+      const room = await group({ name: 'Thread room', memberIds: [H().a.regular.id] });
+      const m = await message({ chatId: room.id, text: 'a file' });
+      const f = ok(await H().upload('chat design', { name: 'chat-design.png', messageId: m.id }), 201);
+      const a = ok(await H().post('/annotations', { type: 'image', fileId: f.id, position: {} }), 201);
+      const { result, events } = await during(H(), () => H().post('/messages', { annotationId: a.id, text: 'here' }));
+      ok(result, 201);
+      expect(ofType(events, 'task.created')).toEqual([]);
+      expect(ok(await H().get(`/annotations/${a.id}`)).taskId).toBeNull();
+      expect(ok(await H().get(`/files/${f.id}`)).annotationTaskId).toBeNull();
+      expect((await threadTasks()).length).toBe(before);
+    });
+
+    it('after the thread task is deleted, the file\'s annotationTaskId and the annotations\' taskId are null (with their updated events); the next first comment makes a new task', async () => {
+      const f = ok(await H().upload('review me', { name: 'review-me.png', projectId: p.id }), 201);
+      const a1 = ok(await H().post('/annotations', { type: 'image', fileId: f.id, position: {} }), 201);
+      const a2 = ok(await H().post('/annotations', { type: 'image', fileId: f.id, position: { shape: 'POINT', x: 1, y: 1 } }), 201);
+      await message({ annotationId: a1.id, text: 'first' });
+      const first = ok(await H().get(`/annotations/${a1.id}`)).taskId;
+      expect(typeof first).toBe('string');
+      expect(ok(await H().get(`/files/${f.id}`)).annotationTaskId).toBe(first);
+
+      const del = await during(H(), () => H().del(`/tasks/${first}`));
+      ok(del.result, 204);
+      problem(await H().get(`/tasks/${first}`), 404, 'resource_not_found');
+      expect(ok(await H().get(`/files/${f.id}`)).annotationTaskId).toBeNull();
+      expect(ok(await H().get(`/annotations/${a1.id}`)).taskId).toBeNull();
+      expect(ofType(del.events, 'file.updated', f.id).map((e) => e.payload.file.annotationTaskId)).toEqual([null]);
+      expect(ofType(del.events, 'annotation.updated', a1.id).map((e) => e.payload.annotation.taskId)).toEqual([null]);
+      expect(ids(await H().get(`/files?annotationTaskId[eq]=${first}`))).toEqual([]);
+
+      const again = await during(H(), () => H().post('/messages', { annotationId: a2.id, text: 'second thread' }));
+      ok(again.result, 201);
+      const second = ok(await H().get(`/annotations/${a2.id}`)).taskId;
+      expect(typeof second).toBe('string');
+      expect(second).not.toBe(first);
+      expect(ofType(again.events, 'task.created', second)).toHaveLength(1);
+      expect(ok(await H().get(`/tasks/${second}`))).toMatchObject({ id: second, name: 'Annotations: review-me.png', projectId: p.id });
+      expect(ok(await H().get(`/files/${f.id}`)).annotationTaskId).toBe(second);
+      // The older annotation joins the new thread on its next comment.
+      await message({ annotationId: a1.id, text: 'back again' });
+      expect(ok(await H().get(`/annotations/${a1.id}`)).taskId).toBe(second);
+    });
+
+    it('a thread task moved to another project and destroyed with it (project purge) is forgotten as well: the next first comment on the file makes a new task in the file\'s project', async () => {
+      const q = await H().project({ name: 'Thread elsewhere' });
+      const f = ok(await H().upload('moved thread', { name: 'moved-thread.png', projectId: p.id }), 201);
+      const a1 = ok(await H().post('/annotations', { type: 'image', fileId: f.id, position: {} }), 201);
+      const a2 = ok(await H().post('/annotations', { type: 'image', fileId: f.id, position: {} }), 201);
+      await message({ annotationId: a1.id, text: 'first' });
+      const first = ok(await H().get(`/annotations/${a1.id}`)).taskId;
+      expect(typeof first).toBe('string');
+      ok(await H().patch(`/tasks/${first}`, { projectId: q.id }));
+      ok(await H().del(`/projects/${q.id}`), 204);
+      H().clock.advance(31 * 24 * HOUR);
+      await H().api.jobs.purge();
+      problem(await H().get(`/tasks/${first}`), 404, 'resource_not_found');
+      const again = await during(H(), () => H().post('/messages', { annotationId: a2.id, text: 'a new thread' }));
+      ok(again.result, 201);
+      const second = ok(await H().get(`/annotations/${a2.id}`)).taskId;
+      expect(typeof second).toBe('string');
+      expect(second).not.toBe(first);
+      expect(ofType(again.events, 'task.created', second)).toHaveLength(1);
+      expect(ok(await H().get(`/tasks/${second}`))).toMatchObject({ name: 'Annotations: moved-thread.png', projectId: p.id });
+      expect(ok(await H().get(`/files/${f.id}`)).annotationTaskId).toBe(second);
+    });
+
+    it('a thread task destroyed by a project purge leaves no id behind: the file\'s annotationTaskId and the annotations\' taskId are null afterwards', async () => {
+      const q = await H().project({ name: 'Thread purged' });
+      const f = ok(await H().upload('purged thread', { name: 'purged-thread.png', projectId: p.id }), 201);
+      const a = ok(await H().post('/annotations', { type: 'image', fileId: f.id, position: {} }), 201);
+      await message({ annotationId: a.id, text: 'first' });
+      const first = ok(await H().get(`/annotations/${a.id}`)).taskId;
+      expect(typeof first).toBe('string');
+      ok(await H().patch(`/tasks/${first}`, { projectId: q.id }));
+      ok(await H().del(`/projects/${q.id}`), 204);
+      H().clock.advance(31 * 24 * HOUR);
+      await H().api.jobs.purge();
+      problem(await H().get(`/tasks/${first}`), 404, 'resource_not_found');
+      expect({ file: ok(await H().get(`/files/${f.id}`)).annotationTaskId, annotation: ok(await H().get(`/annotations/${a.id}`)).taskId }).toEqual({ file: null, annotation: null });
+      expect(ids(await H().get(`/files?annotationTaskId[eq]=${first}`))).toEqual([]);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Messages: a chat's messages list without the project bound (chatId), and the projectId list parameter (spec "Limits": ${ACCESSIBLE_PROJECTS_MAX} projects for workspace-wide lists)`, () => {
+    const H = harnessPerDescribe(factory);
+    const group = groupOf(H);
+    const message = messageOf(H);
+    let p: any;
+    let q: any;
+    let c: any;
+    let chatMsgs: string[];
+    let pComments: string[];
+    let qComment: any;
+    let pFile: any;
+    beforeAll(async () => {
+      p = await H().project({ name: 'Bound P', accessType: 'workspace' });
+      q = await H().project({ name: 'Bound Q', accessType: 'workspace' });
+      c = await group({ name: 'Unbound room', memberIds: [H().a.owner.id] }, H().a.regular.token);
+      H().clock.advance(1000);
+      const m1 = await message({ chatId: c.id, text: 'one' }, H().a.regular.token);
+      H().clock.advance(1000);
+      const m2 = await message({ chatId: c.id, text: 'two' });
+      chatMsgs = [m2.id, m1.id, ...ids(await H().get(`/messages?chatId[eq]=${c.id}&subtype[eq]=hello`, { token: H().a.regular.token }))];
+      const tp = await H().task(p.id, { name: 'P thread' });
+      const tq = await H().task(q.id, { name: 'Q thread' });
+      const c1 = await message({ taskId: tp.id, text: 'P comment' }, H().a.regular.token);
+      H().clock.advance(1000);
+      const c2 = await message({ parentMessageId: c1.id, text: 'P reply' });
+      pComments = [c2.id, c1.id];
+      qComment = await message({ taskId: tq.id, text: 'Q comment' });
+      pFile = ok(await H().upload('p file', { name: 'p.txt', projectId: p.id }), 201);
+      ok(await H().upload('q file', { name: 'q.txt', projectId: q.id }), 201);
+      // 1,000 more projects the regular member may open, written straight to the store (through the API this would take long).
+      const row = await H().store.db.selectFrom('projects').selectAll().where('id', '=', p.id).executeTakeFirstOrThrow();
+      const raw = Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v]));
+      const rows = Array.from({ length: ACCESSIBLE_PROJECTS_MAX }, (_, i) => ({ ...raw, id: `chatbulk${String(i).padStart(6, '0')}`, name: `Chat bulk ${i}`, nice_id: `CB${i}` }));
+      for (let i = 0; i < rows.length; i += 100) await H().store.db.insertInto('projects').values(rows.slice(i, i + 100)).execute();
+    });
+
+    it(`the setup holds: a workspace-wide message list by the regular member (over ${ACCESSIBLE_PROJECTS_MAX} projects open) is 400 accessible_project_ids_exceeded`, async () => {
+      problem(await H().get('/messages', { token: H().a.regular.token }), 400, 'accessible_project_ids_exceeded');
+    });
+
+    it('chatId[eq] and chatId[in] list the chat\'s messages for a regular member who opens over 1,000 projects, and still only for members', async () => {
+      expect(ids(await H().get(`/messages?chatId[eq]=${c.id}`, { token: H().a.regular.token }))).toEqual(chatMsgs);
+      expect(ids(await H().get(`/messages?chatId[in]=${c.id}`, { token: H().a.regular.token }))).toEqual(chatMsgs);
+      expect(ids(await H().get(`/messages?chatId[eq]=${c.id}&authorId[eq]=${H().a.owner.id}`, { token: H().a.regular.token }))).toEqual([chatMsgs[0]]);
+      const other = await newMember(H(), 'Not in the room');
+      expect(ids(await H().get(`/messages?chatId[eq]=${c.id}`, { token: other.token }))).toEqual([]);
+    });
+
+    it('GET /messages?projectId=… lists that project\'s comments (and their replies), nothing of other projects or chats; a project the caller cannot open is 403', async () => {
+      expect(ids(await H().get(`/messages?projectId=${p.id}`, { token: H().a.regular.token }))).toEqual(pComments);
+      expect(ids(await H().get(`/messages?projectId=${p.id}`))).toEqual(pComments);
+      expect(ids(await H().get(`/messages?projectId=${q.id}`, { token: H().a.regular.token }))).toEqual([qComment.id]);
+      const closed = await H().project({ name: 'Bound closed', accessType: 'limited' });
+      problem(await H().get(`/messages?projectId=${closed.id}`, { token: H().a.regular.token }), 403, 'project_access_denied');
+    });
+
+    it('GET /files?projectId=… lists that project\'s files for the same caller', async () => {
+      expect(ids(await H().get(`/files?projectId=${p.id}`, { token: H().a.regular.token }))).toEqual([pFile.id]);
     });
   });
 }

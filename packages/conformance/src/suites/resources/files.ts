@@ -1259,4 +1259,215 @@ export function filesSuite(factory: StoreFactory): void {
       problem(await H().get(`/annotations/${a.id}`), 404, 'resource_not_found');
     });
   });
+
+  describe(`[${factory.name}] v3 Files: an upload link stops taking bytes once its file is registered (docs/not-shown.md "Upload flow", "Signed blob links")`, () => {
+    const H = perDescribe(factory);
+
+    it('PUT to the upload URL after POST /files → 403 link_invalid, and the file\'s bytes are unchanged', async () => {
+      const p = await H().project({ name: 'Sealed P' });
+      const data = new TextEncoder().encode('original bytes');
+      const s = ok(await H().post('/files/upload-url', { size: data.byteLength }));
+      expect((await H().fetchLink('PUT', s.url, data)).status).toBe(200);
+      const f = ok(await H().post('/files', { uploadKey: s.uploadKey, name: 'sealed.txt', size: data.byteLength, projectId: p.id }), 201);
+      const other = new TextEncoder().encode('replaced bytes');
+      expect(other.byteLength).toBe(data.byteLength);
+      linkProblem(await H().fetchLink('PUT', s.url, other), 403, 'link_invalid');
+      const got = await H().fetchLink('GET', f.download);
+      expect(got.status).toBe(200);
+      sameBytes(bytesOf(got), data);
+      sameBytes(bytesOf(await H().fetchLink('GET', ok(await H().get(`/files/${f.id}`)).url)), data);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Files: purging a project destroys its files (docs/not-shown.md "Deleting files", "Storage quota")`, () => {
+    const blobs: BlobStore = createMemoryBlobStore();
+    const QUOTA = 100;
+    // Links that outlive the retention period, so the same link can be tried after the purge.
+    const H = perDescribe(factory, () => ({ files: { store: blobs, downloadTtlSeconds: 90 * 24 * 3600 } }));
+
+    it('files placed by projectId and by folderId go with the purged project; their bytes go through the job queue (links then 404) and the quota is freed', async () => {
+      await H().api.admin.setWorkspaceSettings(H().a.id, { storageQuotaBytes: QUOTA });
+      const p = await H().project({ name: 'Purged P' });
+      const q = await H().project({ name: 'Kept Q' });
+      const folder = ok(await H().post('/document-folders', { name: 'Purged folder', projectId: p.id }), 201);
+      const byProject = ok(await H().upload(new Uint8Array(30).fill(1), { name: 'by-project.bin', projectId: p.id }), 201);
+      const byFolder = ok(await H().upload(new Uint8Array(30).fill(2), { name: 'by-folder.bin', folderId: folder.id }), 201);
+      expect(byFolder.projectId).toBe(p.id);
+      const kept = ok(await H().upload(new Uint8Array(10).fill(3), { name: 'kept.bin', projectId: q.id }), 201);
+      const ann = ok(await H().post('/annotations', { type: 'image', fileId: byProject.id, position: {} }), 201);
+      // A chat message outside the project lists the files: it outlives the purge and lists them no more.
+      const room = ok(await H().post('/chats', { name: 'Outside the project' }), 201);
+      const shared = ok(await H().post('/messages', { chatId: room.id, text: 'both files', files: [byProject.id, byFolder.id, kept.id] }), 201);
+      expect(shared.files).toHaveLength(3);
+      const over = await H().post('/files/upload-url', { size: 31 });
+      invalid(over, 'size', 'storage_quota_exceeded');
+      expect(over.body).toMatchObject({ usedBytes: 70 });
+
+      ok(await H().del(`/projects/${p.id}`), 204);
+      H().clock.advance(RETENTION_MS + DAY);
+      const { events } = await during(H(), () => H().api.jobs.purge());
+      expect(ofType(events, 'project.force_deleted', p.id)).toHaveLength(1);
+      for (const f of [byProject, byFolder]) {
+        problem(await H().get(`/files/${f.id}`), 404, 'resource_not_found');
+        expect(ids(await H().get('/files?purgeAt[notNull]=true&limit=200'))).not.toContain(f.id);
+      }
+      expect(ids(await H().get('/files?limit=200'))).toEqual([kept.id]);
+      expect(ok(await H().get(`/files/${kept.id}`)).projectId).toBe(q.id);
+      problem(await H().get(`/annotations/${ann.id}`), 404, 'resource_not_found');
+      expect(ok(await H().get(`/messages/${shared.id}`)).files).toEqual([kept.id]);
+
+      await drainJobs(H());
+      for (const f of [byProject, byFolder]) {
+        expect(await blobs.size(keyOfLink(f.url))).toBeUndefined();
+        linkProblem(await H().fetchLink('GET', f.download), 404, 'resource_not_found');
+      }
+      sameBytes(bytesOf(await H().fetchLink('GET', kept.download)), new Uint8Array(10).fill(3));
+      // Only the kept file's 10 bytes still count.
+      ok(await H().post('/files/upload-url', { size: QUOTA - 10 }));
+      invalid(await H().post('/files/upload-url', { size: 1 }), 'size', 'storage_quota_exceeded');
+    });
+  });
+
+  describe(`[${factory.name}] v3 Files: files attached to a task's comments follow the task's move (docs/not-shown.md "Message contexts", "File places")`, () => {
+    const H = perDescribe(factory);
+
+    it('a file uploaded onto a comment (and onto a reply to it) takes the new project (file.updated); a member of the new project who cannot open the old one may GET it', async () => {
+      const oldP = await H().project({ name: 'Old files home', accessType: 'limited', members: [H().a.owner.id] });
+      const newP = await H().project({ name: 'New files home', accessType: 'limited', members: [H().a.owner.id, H().a.regular.id] });
+      const t = await H().task(oldP.id, { name: 'Moving thread' });
+      const comment = ok(await H().post('/messages', { taskId: t.id, text: 'See attached' }), 201);
+      const reply = ok(await H().post('/messages', { parentMessageId: comment.id, text: 'And this one' }), 201);
+      const onComment = ok(await H().upload('on comment', { name: 'on-comment.txt', messageId: comment.id }), 201);
+      const onReply = ok(await H().upload('on reply', { name: 'on-reply.txt', messageId: reply.id }), 201);
+      expect([onComment.projectId, onReply.projectId]).toEqual([oldP.id, oldP.id]);
+      const fileComment = ok(await H().post('/messages', { fileId: onComment.id, text: 'On the attachment' }), 201);
+      problem(await H().get(`/files/${onComment.id}`, { token: H().a.regular.token }), 403, 'project_access_denied');
+
+      const { result, events } = await during(H(), () => H().patch(`/tasks/${t.id}`, { projectId: newP.id }));
+      ok(result);
+      const bytesOfName: Record<string, string> = { 'on-comment.txt': 'on comment', 'on-reply.txt': 'on reply' };
+      for (const f of [onComment, onReply]) {
+        expect(ok(await H().get(`/files/${f.id}`))).toMatchObject({ projectId: newP.id, messageId: f.messageId });
+        expect(ofType(events, 'file.updated', f.id).map((e) => e.payload.file.projectId)).toEqual([newP.id]);
+        const seen = ok(await H().get(`/files/${f.id}`, { token: H().a.regular.token }));
+        expect(seen).toMatchObject({ id: f.id, projectId: newP.id });
+        sameBytes(bytesOf(await H().fetchLink('GET', seen.download)), new TextEncoder().encode(bytesOfName[f.name]!));
+      }
+      expect(ids(await H().get(`/files?projectId[eq]=${newP.id}`, { token: H().a.regular.token })).sort()).toEqual([onComment.id, onReply.id].sort());
+      expect(ids(await H().get(`/files?projectId[eq]=${oldP.id}`))).toEqual([]);
+      // The comment on the moved file follows as well.
+      expect(ok(await H().get(`/messages/${fileComment.id}`, { token: H().a.regular.token })).id).toBe(fileComment.id);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Files: edit-text measures the result before building it (docs/not-shown.md "Documents"; 1,000,000-character body)`, () => {
+    const H = perDescribe(factory);
+    const DOCUMENT_BODY_MAX = 1_000_000;
+
+    it('a replaceAll whose result would exceed 1,000,000 characters → 400 too_big on newText (never 500) and the body is unchanged; exactly 1,000,000 is accepted', async () => {
+      const p = await H().project({ name: 'Edit bound P' });
+      const body = 'a'.repeat(1000);
+      const d = ok(await H().post('/documents', { title: 'Many matches', projectId: p.id, body }), 201);
+      invalid(await H().post(`/documents/${d.id}/edit-text`, { oldText: 'a', newText: 'b'.repeat(2000), replaceAll: true }), 'newText', 'too_big');
+      expect(ok(await H().get(`/documents/${d.id}`)).body).toBe(body);
+      // 1,000 matches × 1,000,000 characters: past the longest string the runtime can build.
+      invalid(await H().post(`/documents/${d.id}/edit-text`, { oldText: 'a', newText: 'b'.repeat(DOCUMENT_BODY_MAX), replaceAll: true }), 'newText', 'too_big');
+      expect(ok(await H().get(`/documents/${d.id}`)).body).toBe(body);
+      // 1,000 × 1,000 = exactly the bound: fine.
+      ok(await H().post(`/documents/${d.id}/edit-text`, { oldText: 'a', newText: 'c'.repeat(DOCUMENT_BODY_MAX / body.length), replaceAll: true }));
+      expect(ok(await H().get(`/documents/${d.id}`)).body).toHaveLength(DOCUMENT_BODY_MAX);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Files: blob keys are never decoded — a malformed percent escape is a refused link, never 500 (docs/not-shown.md "Signed blob links")`, () => {
+    /** Variants of a link with a malformed escape put into its key. */
+    const mangled = (url: string): string[] => {
+      const u = new URL(url, 'http://in-process.invalid');
+      const at = u.pathname.indexOf('/blobs/') + '/blobs/'.length;
+      const path = u.pathname;
+      return [
+        `${path}%E0%A4%A${u.search}`,
+        `${path.slice(0, at)}%E0%A4%A/${path.slice(at)}${u.search}`,
+        `${path.slice(0, at)}%ZZ${path.slice(at)}${u.search}`,
+        `${path}%${u.search}`,
+      ];
+    };
+    const refused = (res: HttpResponse, what: string) => {
+      // HEAD answers carry no body: the status alone tells.
+      const code = res.body === undefined ? undefined : res.status === 200 || res.status === 302 ? undefined : jsonOf(res).code;
+      if (what.startsWith('HEAD')) expect([403, 404], `${what}: ${res.status}`).toContain(res.status);
+      else expect([[403, 'link_invalid'], [404, 'resource_not_found']], `${what}: ${res.status} ${code}`).toContainEqual([res.status, code]);
+    };
+
+    describe('with pmapi serving the bytes (memory store)', () => {
+      const H = perDescribe(factory);
+
+      it('GET, HEAD and PUT of links with a malformed escape in the key → 403 link_invalid or 404, never 500', async () => {
+        const p = await H().project({ name: 'Escapes P' });
+        const f = ok(await H().upload('escape', { name: 'escape.txt', projectId: p.id }), 201);
+        for (const link of [f.url, f.download]) {
+          for (const bad of mangled(link)) {
+            refused(await H().fetchLink('GET', bad), `GET ${bad}`);
+            refused(await H().fetchLink('HEAD', bad), `HEAD ${bad}`);
+          }
+        }
+        const s = ok(await H().post('/files/upload-url', { size: 1 }));
+        for (const bad of mangled(s.url)) refused(await H().fetchLink('PUT', bad, new Uint8Array([1])), `PUT ${bad}`);
+        expect((await H().fetchLink('GET', f.url)).status).toBe(200);
+      });
+    });
+
+    describe('with a store that presigns downloads (S3-compatible)', () => {
+      const presigned: Array<{ key: string; contentType: string; disposition: string }> = [];
+      const base = createMemoryBlobStore();
+      const store: BlobStore = {
+        ...base,
+        kind: 'presigning',
+        async presignDownload(key, o) {
+          presigned.push({ key, contentType: o.contentType, disposition: o.disposition });
+          return `https://bucket.invalid/${key}?sig=x`;
+        },
+      };
+      const H = perDescribe(factory, () => ({ files: { store } }));
+
+      it('GET and HEAD of links with a malformed escape in the key → 403 link_invalid or 404, never 500; the good link redirects with pmapi\'s content type', async () => {
+        const p = await H().project({ name: 'Presign P' });
+        const f = ok(await H().upload('escape', { name: 'escape.txt', projectId: p.id }), 201);
+        const h = ok(await H().upload('<b>x</b>', { name: 'page.html', projectId: p.id }), 201);
+        for (const link of [f.url, f.download]) {
+          for (const bad of mangled(link)) {
+            refused(await H().fetchLink('GET', bad), `GET ${bad}`);
+            refused(await H().fetchLink('HEAD', bad), `HEAD ${bad}`);
+          }
+        }
+        presigned.length = 0;
+        const good = await H().fetchLink('GET', f.url);
+        expect(good.status).toBe(302);
+        expect(good.headers.location).toBe(`https://bucket.invalid/${keyOfLink(f.url)}?sig=x`);
+        expect((await H().fetchLink('GET', h.url)).status).toBe(302);
+        expect(presigned).toEqual([
+          { key: keyOfLink(f.url), contentType: 'text/plain; charset=utf-8', disposition: 'inline' },
+          { key: keyOfLink(h.url), contentType: 'application/octet-stream', disposition: 'attachment' },
+        ]);
+      });
+    });
+  });
+
+  describe(`[${factory.name}] v3 Files: pending upload URLs count toward the quota until they expire (docs/not-shown.md "Storage quota", "Upload flow")`, () => {
+    const H = perDescribe(factory);
+    const QUOTA = 100;
+
+    it('an upload URL of the whole quota leaves no room for another (storage_quota_exceeded, usedBytes counting it) until 24 hours have passed', async () => {
+      await H().api.admin.setWorkspaceSettings(H().a.id, { storageQuotaBytes: QUOTA });
+      ok(await H().post('/files/upload-url', { size: QUOTA }));
+      const refusedUrl = await H().post('/files/upload-url', { size: 1 });
+      invalid(refusedUrl, 'size', 'storage_quota_exceeded');
+      expect(refusedUrl.body).toMatchObject({ quotaBytes: QUOTA, usedBytes: QUOTA });
+      invalid(await H().post('/files/from-content', { name: 'one.txt', content: 'x', projectId: (await H().project({ name: 'Pending P' })).id }), 'content', 'storage_quota_exceeded');
+      H().clock.advance(UPLOAD_KEY_TTL_MS - MINUTE);
+      invalid(await H().post('/files/upload-url', { size: 1 }), 'size', 'storage_quota_exceeded');
+      H().clock.advance(MINUTE + 1000);
+      expect(ok(await H().post('/files/upload-url', { size: 1 })).size).toBe(1);
+    });
+  });
 }
