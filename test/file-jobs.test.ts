@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { deflateSync } from 'node:zlib';
 import { createMemoryBlobStore, createPmapi, fakeClock, type Pmapi, type Thumbnailer } from '@pmapi/core';
 import type { SqlStore } from '@pmapi/core/sql';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
+import { makePng } from '@pmapi/conformance';
 
 /**
  * The file job queue is crash-safe (issue 12: post-processing "as a job, the
@@ -16,33 +16,6 @@ import { openPostgresStore } from '@pmapi/adapter-postgres';
 
 const LEASE_MS = 120_000;
 const pgUrl = inject('pgUrl');
-
-/** A tiny valid PNG (8×8 RGB). */
-function png(): Uint8Array {
-  const crc = (b: Buffer) => {
-    let c = 0xffffffff;
-    for (const x of b) {
-      c ^= x;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    }
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const out = Buffer.alloc(8 + data.length + 4);
-    out.writeUInt32BE(data.length, 0);
-    body.copy(out, 4);
-    out.writeUInt32BE(crc(body), 8 + data.length);
-    return out;
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(8, 0);
-  ihdr.writeUInt32BE(8, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  const raw = Buffer.alloc((8 * 3 + 1) * 8, 0x7f);
-  for (let y = 0; y < 8; y++) raw[y * 25] = 0;
-  return new Uint8Array(Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]));
-}
 
 const stores: Array<{ name: string; open: () => Promise<{ store: SqlStore; drop(): Promise<void> }> }> = [
   { name: 'sqlite', open: async () => ({ store: await openSqliteStore(), drop: async () => undefined }) },
@@ -83,7 +56,7 @@ describe.each(stores)('[$name] file jobs survive a worker that dies mid-job (iss
       return { status: r.status, body: r.body === undefined ? undefined : JSON.parse(typeof r.body === 'string' ? r.body : new TextDecoder().decode(r.body)) };
     };
     const project = (await call(first, 'POST', '/projects', { name: 'P' })).body;
-    const bytes = png();
+    const bytes = makePng(8, 8);
     const slot = (await call(first, 'POST', '/files/upload-url', { size: bytes.byteLength })).body;
     const u = new URL(slot.url, 'http://x.invalid');
     expect((await first.handle({ method: 'PUT', url: `${u.pathname}${u.search}`, headers: {}, body: bytes })).status).toBe(200);

@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { deflateSync } from 'node:zlib';
 import { createDirectoryBlobStore, createPmapi, type BlobStore, type Pmapi } from '@pmapi/core';
 import type { SqlStore } from '@pmapi/core/sql';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
@@ -15,6 +14,7 @@ import { createNodeServer } from '@pmapi/http-node';
 import { createS3BlobStore, type S3BlobStore } from '@pmapi/blob-s3';
 import { createSharpThumbnailer } from '@pmapi/thumbnails';
 import type S3rverClass from '@20minutes/s3rver';
+import { imageInfo, makePng } from '@pmapi/conformance';
 
 /*
  * The acceptance test of file storage: a real pmapi behind http-node on
@@ -34,84 +34,6 @@ const S3rver = createRequire(new URL('../packages/blob-s3/package.json', import.
 
 const THUMBNAIL_MAX_PX = 256;
 const ALL_SCOPES = ['read', 'write', 'delete'];
-
-// ---------------------------------------------------------------------------
-// A PNG made by hand (signature + IHDR + IDAT + IEND with CRC-32), and a reader of PNG/JPEG sizes.
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff;
-  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
-function pngChunk(type: string, data: Uint8Array): Buffer {
-  const head = Buffer.alloc(8);
-  head.writeUInt32BE(data.byteLength, 0);
-  head.write(type, 4, 'ascii');
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
-  return Buffer.concat([head, data, crc]);
-}
-
-function makePng(width: number, height: number, alpha = false): Uint8Array {
-  const channels = alpha ? 4 : 3;
-  const stride = width * channels + 1;
-  const raw = Buffer.alloc(stride * height);
-  for (let y = 0; y < height; y++) {
-    raw[y * stride] = 0;
-    for (let x = 0; x < width; x++) {
-      const at = y * stride + 1 + x * channels;
-      raw[at] = (x * 255) / (width - 1);
-      raw[at + 1] = (y * 255) / (height - 1);
-      raw[at + 2] = (x ^ y) & 0xff;
-      if (alpha) raw[at + 3] = y < height / 2 ? 255 : 32;
-    }
-  }
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8;
-  ihdr[9] = alpha ? 6 : 2;
-  return new Uint8Array(Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    pngChunk('IHDR', ihdr),
-    pngChunk('IDAT', deflateSync(raw)),
-    pngChunk('IEND', new Uint8Array(0)),
-  ]));
-}
-
-function imageInfo(b: Uint8Array): { format: 'png' | 'jpeg'; width: number; height: number } | undefined {
-  const buf = Buffer.from(b);
-  if (buf.length >= 24 && buf.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) && buf.toString('ascii', 12, 16) === 'IHDR') {
-    return { format: 'png', width: buf.readUInt32BE(16), height: buf.readUInt32BE(20) };
-  }
-  if (buf.length >= 4 && buf[0] === 0xff && buf[1] === 0xd8) {
-    let i = 2;
-    while (i + 9 < buf.length) {
-      if (buf[i] !== 0xff) return undefined;
-      const marker = buf[i + 1]!;
-      if (marker === 0xff) {
-        i++;
-        continue;
-      }
-      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-        return { format: 'jpeg', height: buf.readUInt16BE(i + 5), width: buf.readUInt16BE(i + 7) };
-      }
-      i += 2 + buf.readUInt16BE(i + 2);
-    }
-  }
-  return undefined;
-}
 
 function expectSameBytes(got: Uint8Array, want: Uint8Array): void {
   expect(got.byteLength).toBe(want.byteLength);

@@ -3,8 +3,8 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deflateSync } from 'node:zlib';
 import { startQuickstart, type Seed } from './start';
+import { makePng } from '@pmapi/conformance';
 
 /**
  * Issue 12 through the quickstart, on SQLite (bytes in memory) and on
@@ -15,35 +15,6 @@ import { startQuickstart, type Seed } from './start';
  */
 
 const pgUrl = inject('pgUrl');
-
-/** A valid RGB PNG of `w`×`h` pixels, built by hand (signature, IHDR, IDAT, IEND). */
-function png(w: number, h: number): Uint8Array {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (b: Buffer) => {
-    let c = 0xffffffff;
-    for (const x of b) c = crcTable[(c ^ x) & 0xff]! ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const sum = Buffer.alloc(4);
-    sum.writeUInt32BE(crc(body));
-    return Buffer.concat([len, body, sum]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  const raw = Buffer.alloc((w * 3 + 1) * h);
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) raw.set([x % 256, y % 256, (x * y) % 256], y * (w * 3 + 1) + 1 + x * 3);
-  return new Uint8Array(Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]));
-}
 
 const stores = [
   { name: 'sqlite', args: [] as string[] },
@@ -77,7 +48,7 @@ describe.each(stores)('quickstart [$name]: files with real bytes, thumbnails and
     const owner = seed.teams[0]!.members[0]!.token;
     const project = await call('/projects', owner, { name: `Files ${Date.now()}` });
     expect(project.status).toBe(201);
-    const bytes = png(640, 480);
+    const bytes = makePng(640, 480);
     const slot = await call('/files/upload-url', owner, { size: bytes.byteLength });
     expect(slot.status).toBe(200);
     expect(slot.body.url.startsWith(`${seed.baseUrl}/api/v3/blobs/`)).toBe(true);

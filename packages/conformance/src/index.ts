@@ -1,2 +1,3 @@
 export { harness, type Harness, type StoreFactory, type Workspace, type Member, type Reply, type RequestOptions } from './kit';
 export { runConformance } from './suite';
+export { makePng, imageInfo } from './images';
