@@ -31,6 +31,8 @@ function newest(dir: string): number {
  * (a fresh `pnpm install` builds everything anyway).
  */
 export default function setup(): void {
+  // A developer running only in-process suites while editing sources can skip the rebuild.
+  if (process.env.PMAPI_SKIP_BUILD === '1') return;
   let stale = false;
   for (const [pkg, out] of BUILT) {
     const dist = join(root, pkg, out);

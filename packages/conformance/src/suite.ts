@@ -15,6 +15,7 @@ import { checklistsSuite } from './suites/resources/checklists';
 import { documentsSuite } from './suites/resources/documents';
 import { chatsSuite } from './suites/resources/chats';
 import { filesSuite } from './suites/resources/files';
+import { dashboardsSuite } from './suites/resources/dashboards';
 import { tasksSuite } from './suites/tasks';
 import { hardeningSuite } from './suites/hardening';
 import { hardeningInputSuite } from './suites/hardening-input';
@@ -49,6 +50,7 @@ export function runConformance(factory: StoreFactory): void {
   documentsSuite(factory);
   chatsSuite(factory);
   filesSuite(factory);
+  dashboardsSuite(factory);
   tasksSuite(factory);
   hardeningSuite(factory);
   hardeningInputSuite(factory);

@@ -188,6 +188,16 @@ const FIXTURES: Record<string, Fixture> = {
       return { text: `${nameOf(i)} says hello to <@${w.h.a.regular.id}>`, ...place, ...(i === 1 ? { hideLinkPreview: true } : {}) };
     },
   },
+  projectDashboard: {
+    async create(w, i) {
+      const p = await w.home();
+      // The second is the default; the third is private (the owner's alone, so the other roles' reads answer 404).
+      return {
+        name: nameOf(i), projectId: p.id, isDefault: i === 1, isShared: i !== 2,
+        widgets: i === 0 ? [] : [{ type: 'tasks', title: `Widget ${i}` }, { type: 'text', config: { text: 'hello' } }],
+      };
+    },
+  },
   personalAccessToken: {
     create: async (w, i) => ({ name: nameOf(i), scopes: [['read'], ['tasks:read', 'projects:write'], ['write']][i % 3], expiresAt: i === 1 ? at(w.h.clock.now() + DAY) : null }),
   },

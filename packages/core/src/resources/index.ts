@@ -18,14 +18,17 @@ import { chatResource } from './chat.resource';
 import { fileResource } from './file.resource';
 import { annotationResource } from './annotation.resource';
 import { messageResource } from './message.resource';
+import { projectDashboardResource } from './dashboard.resource';
 import type { Resource } from './define-resource';
 
 /** Every built-in resource of the v3 API. */
 export const builtinResources: readonly Resource[] = [
   actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
   personalAccessTokenResource, checklistResource, checklistItemResource, documentFolderResource, documentResource, chatResource, fileResource, annotationResource, messageResource,
+  projectDashboardResource,
 ];
 export {
   actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
   personalAccessTokenResource, checklistResource, checklistItemResource, documentFolderResource, documentResource, chatResource, fileResource, annotationResource, messageResource,
+  projectDashboardResource,
 };

@@ -10,6 +10,7 @@ import { unloggedRateLimits } from './0007-unlogged-rate-limits';
 import { documents } from './0008-documents';
 import { chats } from './0009-chats';
 import { filesAndMessages } from './0010-files-and-messages';
+import { projectDashboards } from './0011-project-dashboards';
 
 export { tableOf, createTable, type Cols } from './table';
 
@@ -34,6 +35,7 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0008_documents': documents(d),
     '0009_chats': chats(d),
     '0010_files_and_messages': filesAndMessages(d),
+    '0011_project_dashboards': projectDashboards(d),
   };
 }
 
