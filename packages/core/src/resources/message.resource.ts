@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineResource, RANGE, type Rec } from './define-resource';
 import { BATCH_MAX, f } from './fields';
 import type { ReadContext, WriteContext } from './hooks';
-import { fieldError } from './rules';
+import { fieldError, looksPromotional } from './rules';
 import { ProblemError } from '../errors/problem';
 import { directChat } from './chat-rooms';
 import { insertRecord, newRecord, patchRecord, announce } from '../services/records';
@@ -298,13 +298,19 @@ async function openAnnotationThread(ctx: WriteContext, annotationId: string): Pr
   if (!annotation || annotation.taskId !== null) return;
   const files = ctx.registry.get('file');
   const file = await ctx.repo.get(files, ctx.teamId, annotation.fileId as string, { lock: true, includeTrashed: true });
+  // A file in the trash takes no new comments (its annotations stay readable until it is purged).
+  if (file && file.purgeAt !== null) throw new ProblemError('resource_not_found', `annotationId: the file of annotation '${annotationId}' is in the trash`, { field: 'annotationId', id: annotationId });
   // A file not every project member sees (a private document's, a chat's) gets no task its name would show.
   if (!file || typeof file.projectId !== 'string' || file.privateDoc === true || file.accessChatId !== null) return;
   const tasks = ctx.registry.get('task');
   let taskId = file.annotationTaskId as string | null;
   if (taskId !== null && !(await ctx.repo.get(tasks, ctx.teamId, taskId))) taskId = null;
   if (taskId === null) {
-    const input: Record<string, unknown> = { name: `Annotations: ${String(file.name)}`.slice(0, 1024), projectId: file.projectId };
+    // The service names the task, so a file name that looks like spam must not refuse the comment,
+    // and a project whose statuses are all archived still gets its thread (in no column).
+    const named = `Annotations: ${String(file.name)}`.slice(0, 1024);
+    const [status] = await ctx.repo.findWhere(ctx.registry.get('status'), ctx.teamId, { projectId: file.projectId, archived: false }, { orderBy: ['order'], limit: 1 });
+    const input: Record<string, unknown> = { name: looksPromotional(named) ? 'Annotations' : named, projectId: file.projectId, statusId: status?.id ?? null };
     await tasks.hooks!.beforeCreate!(ctx, input as never);
     taskId = (await insertRecord(ctx, 'task', input)).id;
     await patchRecord(ctx, files, file, { annotationTaskId: taskId });

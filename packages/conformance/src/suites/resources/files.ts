@@ -1131,6 +1131,37 @@ export function filesSuite(factory: StoreFactory): void {
       expect(ids(await H().get(`/files?annotationTaskId[eq]=${one.taskId}`))).toEqual([file.id]);
     });
 
+    it('the first comment opens the thread whatever the file is named (a spam-like name is not the caller\'s) and even when every status of the project is archived (the task then has no status)', async () => {
+      const h = H();
+      const q = await h.project({ name: 'Annot archived statuses' });
+      const spammy = ok(await h.upload(makePng(8, 8), { name: 'casino night.png', projectId: q.id }), 201);
+      const a = await create({ fileId: spammy.id });
+      ok(await h.post('/messages', { annotationId: a.id, text: 'Looks fine' }), 201);
+      const task = ok(await h.get(`/annotations/${a.id}?expand=task`)).task;
+      expect(task.name).toBe('Annotations');
+      expect(task.projectId).toBe(q.id);
+      for (const s of ok(await h.get(`/statuses?projectId=${q.id}`)).data) ok(await h.patch(`/statuses/${s.id}`, { archived: true }));
+      const plain = ok(await h.upload(makePng(8, 8), { name: 'plain.png', projectId: q.id }), 201);
+      const b = await create({ fileId: plain.id });
+      ok(await h.post('/messages', { annotationId: b.id, text: 'Still works' }), 201);
+      const t2 = ok(await h.get(`/annotations/${b.id}?expand=task`)).task;
+      expect(t2).toMatchObject({ name: 'Annotations: plain.png', projectId: q.id, statusId: null });
+    });
+
+    it('a file in the trash takes no new comments on its annotations (404 naming annotationId, nothing written); restored, it does', async () => {
+      const h = H();
+      const file = ok(await h.upload(makePng(8, 8), { name: 'trashed.png', projectId: p.id }), 201);
+      const a = await create({ fileId: file.id });
+      expect((await h.del(`/files/${file.id}`)).status).toBe(204);
+      const { result, events } = await during(h, () => h.post('/messages', { annotationId: a.id, text: 'Too late' }));
+      expect(problem(result, 404, 'resource_not_found').field).toBe('annotationId');
+      expect(events).toEqual([]);
+      expect(ok(await h.get(`/annotations/${a.id}`)).taskId).toBeNull();
+      ok(await h.post(`/files/${file.id}/restore`));
+      ok(await h.post('/messages', { annotationId: a.id, text: 'Back again' }), 201);
+      expect(ok(await h.get(`/annotations/${a.id}`)).taskId).toBeTypeOf('string');
+    });
+
     it('DELETE is a hard delete: 204 (annotation.removed), then 404 and never listed; its comment thread goes with it; other annotations\' comments stay', async () => {
       const file = ok(await H().upload('d', { name: 'del.png', projectId: p.id }), 201);
       const a = await create({ fileId: file.id });
