@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { describe, it, expect, beforeEach, afterEach, beforeAll, afterAll } from 'vitest';
 import * as oauth from 'oauth4webapi';
 import type { HttpRequest } from '@pmapi/core';
 import { harness, type Harness, type StoreFactory } from '../kit';
@@ -645,6 +645,40 @@ export function oauthSuite(factory: StoreFactory): void {
       } finally {
         await s2.h.close();
       }
+    });
+  });
+  describe(`[${factory.name}] v3 File: uploaderId is null for an upload through an OAuth app (an integration), the member's own otherwise`, () => {
+    let s: Setup;
+    beforeAll(async () => { s = await setup(factory); });
+    afterAll(async () => { await s.h.close(); });
+
+    it('an OAuth app\'s upload has uploaderId null (and filters as null); the same member\'s personal token uploads with their id', async () => {
+      const { h } = s;
+      const tok = await tokensFor(s, h.a.regular.id);
+      const p = await h.project({ name: 'OAuth uploads', members: [h.a.regular.id] });
+      const viaApp = await h.upload('from an app', { name: 'app.txt', projectId: p.id }, tok.access_token);
+      expect(viaApp.status, JSON.stringify(viaApp.body)).toBe(201);
+      expect(viaApp.body.uploaderId).toBeNull();
+      const own = await h.upload('by hand', { name: 'hand.txt', projectId: p.id }, h.a.regular.token);
+      expect(own.body.uploaderId).toBe(h.a.regular.id);
+      const byMember = (await h.get(`/files?projectId=${p.id}&uploaderId[eq]=${h.a.regular.id}`)).body.data.map((f: any) => f.id);
+      expect(byMember).toEqual([own.body.id]);
+      const fromContent = await h.post('/files/from-content', { name: 'c.txt', content: 'hi', projectId: p.id }, { token: tok.access_token });
+      expect(fromContent.status, JSON.stringify(fromContent.body)).toBe(201);
+      expect(fromContent.body).toHaveProperty('uploaderId', null);
+    });
+
+    it('a file an OAuth app uploads onto its member\'s private document stays that member\'s alone', async () => {
+      const { h } = s;
+      const tok = await tokensFor(s, h.a.regular.id);
+      const p = await h.project({ name: 'OAuth private docs', members: [h.a.regular.id] });
+      const doc = await h.post('/documents', { title: 'Mine', projectId: p.id, accessType: 'private' }, { token: h.a.regular.token });
+      expect(doc.status).toBe(201);
+      const f = await h.upload('secret', { name: 'secret.txt', documentId: doc.body.id }, tok.access_token);
+      expect(f.status, JSON.stringify(f.body)).toBe(201);
+      expect(f.body.uploaderId).toBeNull();
+      expect((await h.get(`/files/${f.body.id}`, { token: h.a.regular.token })).status).toBe(200);
+      expect((await h.get(`/files/${f.body.id}`)).status).toBe(404);
     });
   });
 }

@@ -84,57 +84,66 @@ export function webhooksSuite(factory: StoreFactory): void {
     });
 
     it('every event documents, chats, messages, files and annotations emit (lifecycle, membership, operation) is a catalog name (issue 12)', async () => {
-      const c = eventCatalog(h.api.registry);
-      const seen = new Set((await h.outbox()).map((e) => e.eventId as string));
-      const p = await h.project({ members: [h.a.regular.id] });
-      const t = await h.task(p.id);
-      const doc = (await h.post('/documents', { title: 'D', projectId: p.id, body: 'x' })).body;
-      await h.post(`/documents/${doc.id}/append`, { text: 'y' });
-      await h.post(`/documents/${doc.id}/edit-text`, { oldText: 'y', newText: 'z' });
-      await h.post(`/tasks/${t.id}/attach-document`, { documentId: doc.id });
-      await h.post(`/tasks/${t.id}/detach-document`, { documentId: doc.id });
-      const chat = (await h.post('/chats', { name: 'C', memberIds: [h.a.regular.id] })).body;
-      await h.patch(`/chats/${chat.id}`, { description: 'about' });
-      const file = (await h.upload('bytes', { name: 'a.txt', projectId: p.id })).body;
-      const label = (await h.post('/labels', { name: 'Files label' })).body;
-      await h.post(`/files/${file.id}/labels`, { ids: [label.id] });
-      await h.del(`/files/${file.id}/labels`, { body: { ids: [label.id] } });
-      await h.post(`/files/${file.id}/subscribers`, { ids: [h.a.regular.id] });
-      await h.post('/files/from-content', { name: 'b.txt', content: 'hi', projectId: p.id });
-      const note = (await h.post('/annotations', { type: 'image', fileId: file.id, position: { shape: 'POINT', x: 1, y: 2 } })).body;
-      const m = (await h.post('/messages', { chatId: chat.id, text: 'hello', files: [file.id] })).body;
-      await h.patch(`/messages/${m.id}`, { text: 'hello again', files: [] });
-      await h.post('/messages', { annotationId: note.id, text: 'first comment' });
-      await h.post('/messages', { recipientMemberId: h.a.regular.id, text: 'direct' });
-      await h.del(`/messages/${m.id}`);
-      await h.post(`/messages/${m.id}/restore`);
-      await h.del(`/files/${file.id}`);
-      await h.del(`/chats/${chat.id}`);
-      await h.api.jobs.processFiles();
-      const types = new Set((await h.outbox()).filter((e) => !seen.has(e.eventId)).map((e) => e.type as string));
-      for (const name of [
-        'document.created', 'document.append', 'document.editText', 'task.attachDocument', 'task.detachDocument',
-        'chat.created', 'chat.updated', 'chat.removed', 'file.createUploadUrl', 'file.created', 'file.createFromContent', 'file.updated', 'file.removed',
-        'file.labels.added', 'file.labels.removed', 'file.subscribers.added', 'annotation.created', 'annotation.updated',
-        'message.created', 'message.updated', 'message.removed', 'message.restored', 'message.files.added', 'message.files.removed',
-      ]) expect(types.has(name), name).toBe(true);
-      for (const name of types) expect(c.has(name), name).toBe(true);
+      // A harness of its own: this test moves the clock past the retention.
+      const h = await harness(factory);
+      try {
+        const c = eventCatalog(h.api.registry);
+        const seen = new Set((await h.outbox()).map((e) => e.eventId as string));
+        const p = await h.project({ members: [h.a.regular.id] });
+        const t = await h.task(p.id);
+        const doc = (await h.post('/documents', { title: 'D', projectId: p.id, body: 'x' })).body;
+        await h.post(`/documents/${doc.id}/append`, { text: 'y' });
+        await h.post(`/documents/${doc.id}/edit-text`, { oldText: 'y', newText: 'z' });
+        await h.post(`/tasks/${t.id}/attach-document`, { documentId: doc.id });
+        await h.post(`/tasks/${t.id}/detach-document`, { documentId: doc.id });
+        const chat = (await h.post('/chats', { name: 'C', memberIds: [h.a.regular.id] })).body;
+        await h.patch(`/chats/${chat.id}`, { description: 'about' });
+        const file = (await h.upload('bytes', { name: 'a.txt', projectId: p.id })).body;
+        const label = (await h.post('/labels', { name: 'Files label' })).body;
+        await h.post(`/files/${file.id}/labels`, { ids: [label.id] });
+        await h.del(`/files/${file.id}/labels`, { body: { ids: [label.id] } });
+        await h.post(`/files/${file.id}/subscribers`, { ids: [h.a.regular.id] });
+        await h.post('/files/from-content', { name: 'b.txt', content: 'hi', projectId: p.id });
+        const note = (await h.post('/annotations', { type: 'image', fileId: file.id, position: { shape: 'POINT', x: 1, y: 2 } })).body;
+        const m = (await h.post('/messages', { chatId: chat.id, text: 'hello', files: [file.id] })).body;
+        await h.patch(`/messages/${m.id}`, { text: 'hello again', files: [] });
+        await h.post('/messages', { annotationId: note.id, text: 'first comment' });
+        await h.post('/messages', { recipientMemberId: h.a.regular.id, text: 'direct' });
+        await h.del(`/messages/${m.id}`);
+        await h.post(`/messages/${m.id}/restore`);
+        await h.del(`/files/${file.id}/subscribers`, { body: { ids: [h.a.regular.id] } });
+        await h.del(`/annotations/${note.id}`);
+        await h.patch(`/documents/${doc.id}`, { title: 'D2' });
+        await h.del(`/documents/${doc.id}`);
+        await h.post(`/documents/${doc.id}/restore`);
+        await h.del(`/files/${file.id}`);
+        await h.post(`/files/${file.id}/restore`);
+        await h.del(`/files/${file.id}`);
+        await h.del(`/documents/${doc.id}`);
+        const doomed = (await h.post('/messages', { taskId: t.id, text: 'to be purged' })).body;
+        await h.del(`/messages/${doomed.id}`);
+        await h.del(`/chats/${chat.id}`);
+        await h.api.jobs.processFiles();
+        // Past the retention (30 days), the trashed document, file and message are purged.
+        h.clock.advance(31 * 24 * 3600 * 1000);
+        await h.api.jobs.purge();
+        const events = (await h.outbox()).filter((e) => !seen.has(e.eventId));
+        const types = new Set(events.map((e) => e.type as string));
+        for (const name of [
+          'document.created', 'document.updated', 'document.removed', 'document.restored', 'document.force_deleted',
+          'document.append', 'document.editText', 'task.attachDocument', 'task.detachDocument',
+          'chat.created', 'chat.updated', 'chat.removed', 'file.createUploadUrl', 'file.created', 'file.createFromContent', 'file.updated', 'file.removed',
+          'file.restored', 'file.force_deleted', 'file.labels.added', 'file.labels.removed', 'file.subscribers.added', 'file.subscribers.removed',
+          'annotation.created', 'annotation.updated', 'annotation.removed',
+          'message.created', 'message.updated', 'message.removed', 'message.restored', 'message.force_deleted', 'message.files.added', 'message.files.removed',
+        ]) expect(types.has(name), name).toBe(true);
+        // The annotation's first comment made its thread task: task.created for it.
+        expect(events.some((e) => e.type === 'task.created' && String(e.payload.task.name).startsWith('Annotations: a.txt'))).toBe(true);
+        for (const name of types) expect(c.has(name), name).toBe(true);
+      } finally {
+        await h.close();
+      }
     });
-  });
-
-  describe(`[${factory.name}] v3 Webhook: registration validation (Webhook, Subscribing, Limits)`, () => {
-    let h: Harness;
-    beforeAll(async () => {
-      h = await harness(factory);
-    });
-    afterAll(() => h.close());
-
-    const refused = async (body: Record<string, unknown>, field: string) => {
-      const r = await h.post('/webhooks', { url: 'https://hooks.example.com/in', ...body });
-      expect(r.status, JSON.stringify(body)).toBe(400);
-      expect(r.body.code).toBe('validation_failed');
-      expect(r.body.errors.map((e: { field: string }) => e.field), JSON.stringify(body)).toContain(field);
-    };
 
     it('create fills the defaults and the server-set fields', async () => {
       const w = await makeHook(h);

@@ -82,6 +82,7 @@ export async function authenticate(db: Kysely<any>, d: DialectSupport, token: st
     }),
     tokenId: row.token_id as string,
     tokenExpiresAt: row.expires_at === null ? null : (d.decode('timestamp', row.expires_at) as number),
+    ...(row.kind === 'oauth' ? { via: 'oauth' as const } : {}),
     scopes: new Set(d.decode('json', row.scopes) as string[]),
     actorId: (row.actor_id as string | null) ?? null,
   };

@@ -82,7 +82,7 @@ export const annotationResource = defineResource({
       input.taskId = null;
       input.accessChatId = (file.accessChatId as string | null) ?? null;
       input.privateDoc = file.privateDoc === true;
-      input.privateOwnerId = (file.uploaderId as string | null) ?? null;
+      input.privateOwnerId = (file.ownerId as string | null) ?? null;
     },
   },
 });

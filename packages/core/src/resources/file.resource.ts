@@ -173,12 +173,14 @@ export const fileResource = defineResource({
     thumbnailKey: f.readOnly('text', { nullable: true, internal: true }),
     accessChatId: f.readOnly('text', { nullable: true, internal: true }),
     privateDoc: f.readOnly('boolean', { internal: true }),
+    /** The member the upload acted for (also through an OAuth app, whose uploads have no uploaderId): a private document's file is theirs alone. */
+    ownerId: f.readOnly('text', { nullable: true, internal: true }),
   },
   extraResponseFields: ['url', 'download', 'thumbnail'],
   projectField: 'projectId',
   listParams: { projectId: {} },
   membersOnly: { links: 'chat.members', field: 'accessChatId' },
-  privateTo: { field: 'privateDoc', value: true, owner: 'uploaderId' },
+  privateTo: { field: 'privateDoc', value: true, owner: 'ownerId' },
   filters: {
     purgeAt: { ops: ['null', 'notNull', ...RANGE] },
     name: { ops: ['eq', 'contains', 'startsWith'] },
@@ -219,7 +221,7 @@ export const fileResource = defineResource({
       Object.assign(input, {
         uploadKey: null, blobKey: upload.blobKey, projectId: place.projectId, accessChatId: place.accessChatId, privateDoc: place.privateDoc,
         processed: false, folderStack: await folderStackOf(ctx, input.folderId as string | null | undefined),
-        uploaderId: ctx.principal.memberId, annotationTaskId: null, thumbnailKey: null,
+        ...uploaderOf(ctx), annotationTaskId: null, thumbnailKey: null,
       });
     },
     async afterCreate(ctx, rec) {
@@ -254,4 +256,13 @@ export async function refreshFolderStacks(ctx: WriteContext, folderId: string, p
     }
     level = (await ctx.repo.findBy(folders, ctx.teamId, folders.columnOf.parentId!, level)).map((r) => r.id);
   }
+}
+
+/**
+ * Who uploaded (spec "File": uploaderId, "null when uploaded by an agent or
+ * integration"): the member, unless an OAuth app's token did it; `ownerId`
+ * is the member either way (the one a private document's file belongs to).
+ */
+export function uploaderOf(ctx: WriteContext): { uploaderId: string | null; ownerId: string } {
+  return { uploaderId: ctx.principal.via === 'oauth' ? null : ctx.principal.memberId, ownerId: ctx.principal.memberId };
 }

@@ -48,6 +48,8 @@ export interface Principal {
   tokenId: string;
   /** When the presented token expires (ms), null for never. */
   tokenExpiresAt?: number | null;
+  /** `oauth`: the token is an OAuth app's, acting for the member (an integration: spec "File" uploaderId is null for its uploads). */
+  via?: 'oauth';
   scopes: ReadonlySet<string>;
   /** Actor id of the member, once it has written. */
   actorId: string | null;

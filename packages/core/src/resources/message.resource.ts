@@ -93,7 +93,7 @@ function reachOf(parent: string, rec: Rec, projectId: string | null): Reach {
     case 'documentId':
       return { projectId, accessChatId: null, privateDoc: rec.accessType === 'private', privateOwnerId: (rec.createdById as string | null) ?? null };
     case 'fileId':
-      return { projectId, accessChatId: (rec.accessChatId as string | null) ?? null, privateDoc: rec.privateDoc === true, privateOwnerId: (rec.uploaderId as string | null) ?? null };
+      return { projectId, accessChatId: (rec.accessChatId as string | null) ?? null, privateDoc: rec.privateDoc === true, privateOwnerId: (rec.ownerId as string | null) ?? null };
     case 'annotationId':
     case 'parentMessageId':
       return { projectId, accessChatId: (rec.accessChatId as string | null) ?? null, privateDoc: rec.privateDoc === true, privateOwnerId: (rec.privateOwnerId as string | null) ?? null };

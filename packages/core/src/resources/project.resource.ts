@@ -4,7 +4,8 @@ import { ProblemError } from '../errors/problem';
 import { defineResource, RANGE } from './define-resource';
 import { customFieldsSchema, f } from './fields';
 import { fieldError, initialsOf, nextOrder, paletteColor, secondaryOf } from './rules';
-import { destroyDependants, insertRecord } from '../services/records';
+import { announce, destroyDependants, insertRecord } from '../services/records';
+import { DOCUMENT_TASK_LINK } from './document.resource';
 import type { WriteContext } from './hooks';
 import { forgetThreadTasks } from './task.resource';
 import { CHAT_MEMBERS, CHAT_MUTED, CHAT_OWNERS, openDiscussion, syncDiscussion } from './chat-rooms';
@@ -124,8 +125,16 @@ export const projectResource = defineResource({
       // Purge: a project's tasks, lists, statuses, documents (trashed ones too) and document folders go with it.
       for (const child of ['task', 'list', 'status', 'document', 'documentFolder']) {
         const res = ctx.registry.get(child);
-        const ids = (await ctx.repo.findBy(res, ctx.teamId, res.columnOf.projectId!, [rec.id], { includeTrashed: true })).map((r) => r.id);
+        const rows = await ctx.repo.findBy(res, ctx.teamId, res.columnOf.projectId!, [rec.id], { includeTrashed: true });
+        const ids = rows.map((r) => r.id);
+        // Each row destroyed is announced, as the rows that cascade with it are (docs/not-shown.md "Purging a project"):
+        // force_deleted for soft-deleting resources (destroyed for good, as their own purge says), removed for the others.
+        for (const row of rows) await announce(ctx, res, row, res.softDelete ? 'force_deleted' : 'removed');
         if (child === 'task') await forgetThreadTasks(ctx, ids);
+        // Attachments of documents to tasks (links the task operations write) go with either end.
+        if (child === 'task' || child === 'document') {
+          for (let i = 0; i < ids.length; i += 500) await ctx.repo.dropLinks({ kinds: [DOCUMENT_TASK_LINK], [child === 'task' ? 'relatedIds' : 'parentIds']: ids.slice(i, i + 500) });
+        }
         const kinds = Object.keys(res.relations ?? {}).map((r) => `${res.name}.${r}`);
         for (let i = 0; i < ids.length; i += 500) {
           await ctx.repo.dropLinks({ kinds, parentIds: ids.slice(i, i + 500) });
@@ -137,6 +146,7 @@ export const projectResource = defineResource({
       const files = ctx.registry.get('file');
       const fileKinds = Object.keys(files.relations ?? {}).map((r) => `file.${r}`);
       for (const file of await ctx.repo.findBy(files, ctx.teamId, files.columnOf.projectId!, [rec.id], { includeTrashed: true })) {
+        await announce(ctx, files, file, 'force_deleted');
         await files.hooks?.beforeDestroy?.(ctx, file);
         await destroyDependants(ctx, files, [file.id]);
         await ctx.repo.dropLinks({ kinds: fileKinds, parentIds: [file.id] });
@@ -146,6 +156,8 @@ export const projectResource = defineResource({
       // The discussion chat, with its messages and members.
       if (typeof rec.discussionChatId === 'string') {
         const chats = ctx.registry.get('chat');
+        const chat = await ctx.repo.get(chats, ctx.teamId, rec.discussionChatId);
+        if (chat) await announce(ctx, chats, chat, 'removed');
         await destroyDependants(ctx, chats, [rec.discussionChatId]);
         await ctx.repo.dropLinks({ kinds: [CHAT_MEMBERS, CHAT_OWNERS, CHAT_MUTED], parentIds: [rec.discussionChatId] });
         await ctx.repo.destroy(chats, ctx.teamId, [rec.discussionChatId]);

@@ -8,7 +8,7 @@ import { parseOperationBody } from '../services/body';
 import { audienceOf, newRecord } from '../services/records';
 import { presentRecord } from '../services/serialize';
 import { fieldError } from '../resources/rules';
-import { FILE_NAME_MAX, assertQuota, attachToMessage, folderStackOf, placeFile, queueProcessing } from '../resources/file.resource';
+import { FILE_NAME_MAX, assertQuota, attachToMessage, folderStackOf, placeFile, queueProcessing, uploaderOf } from '../resources/file.resource';
 import { FILE_SIZE_MAX } from '../files/service';
 import { UrlFetchError } from '../files/ports';
 import { insertUpload, usedBytes, workspaceQuota } from '../sql/queries/files';
@@ -107,7 +107,7 @@ async function register(ctx: WriteContext, stored: Stored, verb: 'createFromCont
   const rec = await newRecord(ctx, res, {
     name: stored.body.name, size: stored.size, uploadKey: null, projectId: where.projectId,
     taskId: input.taskId ?? null, documentId: input.documentId ?? null, messageId: input.messageId ?? null, folderId: input.folderId ?? null,
-    processed: false, folderStack: await folderStackOf(ctx, input.folderId as string | undefined), uploaderId: ctx.principal.memberId,
+    processed: false, folderStack: await folderStackOf(ctx, input.folderId as string | undefined), ...uploaderOf(ctx),
     annotationTaskId: null, blobKey: stored.key, thumbnailKey: null, accessChatId: where.accessChatId, privateDoc: where.privateDoc,
   });
   await ctx.repo.insert(res, ctx.teamId, rec);

@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll } from 'vitest';
 import type { Harness, Member, Reply, StoreFactory } from '../../kit';
 import { during, harnessPerDescribe, ofType } from '../shared';
 import { expectOk as ok, expectProblem as problem, expectInvalid as invalid } from './helpers';
+import { backfillDiscussionChats } from '@pmapi/core/sql';
 
 /**
  * Chats and messages (spec "Chat", "Message", "Endpoints with extra rules":
@@ -422,6 +423,29 @@ export function chatsSuite(factory: StoreFactory): void {
         expect(ids(await H().get('/chats?type[eq]=project&limit=200', { token }))).toEqual([]);
       }
       problem(await H().post(`/chats/${dc}/mute`, undefined, { token: H().a.regular.token }), 404, 'resource_not_found');
+    });
+
+    it('a project made before discussion chats existed gets its chat from the migration (members: owner and roster), once; one without the module gets none', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Old project', members: [h.a.regular.id] });
+      const quiet = await h.project({ name: 'Old quiet project', modules: ['tasks'] });
+      expect(quiet.discussionChatId).toBeNull();
+      // As a database from before migration 0009 holds it: no chat, no links, no discussionChatId.
+      await h.store.db.deleteFrom('links').where('parent_id', '=', p.discussionChatId).execute();
+      await h.store.db.deleteFrom('chats').where('id', '=', p.discussionChatId).execute();
+      await h.store.db.updateTable('projects').set({ discussion_chat_id: null }).where('id', '=', p.id).execute();
+      expect(ok(await h.get(`/projects/${p.id}`)).discussionChatId).toBeNull();
+      const made = await backfillDiscussionChats(h.store.db, h.store.dialect);
+      expect(made).toBeGreaterThanOrEqual(1);
+      const dc = ok(await h.get(`/projects/${p.id}`)).discussionChatId;
+      expect(dc).toBeTypeOf('string');
+      expect(dc).not.toBe(p.discussionChatId);
+      expect(ok(await h.get(`/projects/${quiet.id}`)).discussionChatId).toBeNull();
+      const m = await message({ chatId: dc, text: 'Back in business' }, h.a.regular.token);
+      expect(ids(await h.get(`/messages?chatId[eq]=${dc}`))).toEqual([m.id]);
+      problem(await h.post('/messages', { chatId: dc, text: 'Not mine' }, { token: h.a.client.token }), 404, 'resource_not_found');
+      expect(await backfillDiscussionChats(h.store.db, h.store.dialect)).toBe(0);
+      expect(ok(await h.get(`/projects/${p.id}`)).discussionChatId).toBe(dc);
     });
 
     it('project members post to it with chatId and read its messages with chatId[eq]; expand=discussionChat shows it to them (owner: the project owner)', async () => {

@@ -299,13 +299,31 @@ export function documentsSuite(factory: StoreFactory): void {
       expect(made.events).toEqual([]);
     });
 
-    it('purging a project destroys its documents and folders', async () => {
+    it('purging a project destroys its documents and folders (document.force_deleted each, task attachments across projects dropped at either end; docs/not-shown.md "Purging a project")', async () => {
       const gone = await H().project({ name: 'Doomed docs' });
+      const kept = await H().project({ name: 'Kept docs' });
       const f = ok(await H().post('/document-folders', { name: 'F', projectId: gone.id }), 201);
       const d = ok(await H().post('/documents', { title: 'D', projectId: gone.id, folderId: f.id }), 201);
+      const trashedDoc = ok(await H().post('/documents', { title: 'Trashed D', projectId: gone.id }), 201);
+      ok(await H().del(`/documents/${trashedDoc.id}`), 204);
+      // A document of the kept project attached to a task of the doomed one, and the other way round.
+      const keptDoc = ok(await H().post('/documents', { title: 'Kept D', projectId: kept.id }), 201);
+      const doomedTask = await H().task(gone.id, { name: 'Doomed task' });
+      const keptTask = await H().task(kept.id, { name: 'Kept task' });
+      ok(await H().post(`/tasks/${doomedTask.id}/attach-document`, { documentId: keptDoc.id }));
+      ok(await H().post(`/tasks/${keptTask.id}/attach-document`, { documentId: d.id }));
       ok(await H().del(`/projects/${gone.id}`), 204);
       H().clock.advance(31 * 24 * 3600 * 1000);
-      await H().api.jobs.purge();
+      const { events } = await during(H(), () => H().api.jobs.purge());
+      expect(ofType(events, 'document.force_deleted').map((e) => e.aggregateId).sort()).toEqual([d.id, trashedDoc.id].sort());
+      expect(ofType(events, 'task.removed', doomedTask.id)).toHaveLength(1);
+      expect(ok(await H().get(`/documents?taskId[eq]=${doomedTask.id}`)).data).toEqual([]);
+      expect(ok(await H().get(`/documents?taskId[eq]=${keptTask.id}`)).data).toEqual([]);
+      // The link rows themselves are gone, not only hidden.
+      const links = await H().store.db.selectFrom('links').selectAll().where('kind', '=', 'document.tasks')
+        .where((eb: any) => eb.or([eb('parent_id', 'in', [d.id, keptDoc.id]), eb('related_id', 'in', [doomedTask.id, keptTask.id])])).execute();
+      expect(links).toEqual([]);
+      expect(ok(await H().get(`/documents/${keptDoc.id}`)).id).toBe(keptDoc.id);
       problem(await H().get(`/documents/${d.id}`), 404, 'resource_not_found');
       expect(ok(await H().get(`/documents?purgeAt[notNull]=true&limit=200`)).data.map((x: any) => x.id)).not.toContain(d.id);
       problem(await H().get(`/document-folders/${f.id}`), 404, 'resource_not_found');

@@ -1253,6 +1253,10 @@ export function filesSuite(factory: StoreFactory): void {
       H().clock.advance(RETENTION_MS + DAY);
       const { events } = await during(H(), () => H().api.jobs.purge());
       expect(ofType(events, 'project.force_deleted', p.id)).toHaveLength(1);
+      // Each destroyed file is announced (docs/not-shown.md "Purging a project"), and so is the project's discussion chat.
+      expect(ofType(events, 'file.force_deleted').map((e) => e.aggregateId).sort()).toEqual([byProject.id, byFolder.id].sort());
+      expect(p.discussionChatId).toBeTypeOf('string');
+      expect(ofType(events, 'chat.removed', p.discussionChatId)).toHaveLength(1);
       for (const f of [byProject, byFolder]) {
         problem(await H().get(`/files/${f.id}`), 404, 'resource_not_found');
         expect(ids(await H().get('/files?purgeAt[notNull]=true&limit=200'))).not.toContain(f.id);

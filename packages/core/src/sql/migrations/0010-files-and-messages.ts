@@ -14,7 +14,9 @@ export function filesAndMessages(d: DialectSupport): Migration {
   return {
     async up(db) {
       const idx = (name: string, table: string, cols: string[]) => db.schema.createIndex(name).on(table).columns(cols).execute();
-      await createTable(db, d, fileResource.table, tableOf(fileResource)).execute();
+      // owner_id came later: 0018 adds it to every database, this one's too.
+      const { 'owner_id?': _later, ...fileCols } = tableOf(fileResource);
+      await createTable(db, d, fileResource.table, fileCols).execute();
       await idx('files_team_created', 'files', ['team_id', 'created_at', 'id']);
       await idx('files_project_created', 'files', ['project_id', 'created_at', 'id']);
       for (const c of ['task_id', 'document_id', 'message_id', 'folder_id']) await idx(`files_${c}`, 'files', [c]);

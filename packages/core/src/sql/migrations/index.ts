@@ -11,8 +11,11 @@ import { documents } from './0008-documents';
 import { chats } from './0009-chats';
 import { filesAndMessages } from './0010-files-and-messages';
 import { projectDashboards } from './0011-project-dashboards';
+import { fileOwners } from './0018-file-owners';
+import { discussionChats } from './0019-discussion-chats';
 
 export { tableOf, createTable, type Cols } from './table';
+export { backfillDiscussionChats } from './0019-discussion-chats';
 
 /**
  * Every migration, in order: one file each in this folder. A new resource's
@@ -36,6 +39,8 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0009_chats': chats(d),
     '0010_files_and_messages': filesAndMessages(d),
     '0011_project_dashboards': projectDashboards(d),
+    '0018_file_owners': fileOwners(d),
+    '0019_discussion_chats': discussionChats(d),
   };
 }
 
