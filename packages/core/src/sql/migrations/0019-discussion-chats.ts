@@ -2,9 +2,11 @@ import type { Kysely, Migration } from 'kysely';
 import type { DialectSupport } from '../dialect';
 import { randomIds } from '../../ids/index';
 import { chatResource } from '../../resources/chat.resource';
-import { CHAT_MEMBERS, CHAT_OWNERS } from '../../resources/chat-rooms';
 
 const BATCH = 500;
+/** The link kinds of chat membership (resources/chat-rooms.ts), as they were when this migration was written. */
+const CHAT_MEMBERS = 'chat.members';
+const CHAT_OWNERS = 'chat.owners';
 
 /**
  * Every project with the discussion module has its discussion chat (spec
