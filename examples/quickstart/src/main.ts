@@ -94,6 +94,13 @@ async function main(): Promise<void> {
   // Thumbnails of new files and removal of bytes whose file is gone, every two seconds.
   const fileJobs = setInterval(() => void api.jobs.processFiles().catch((e) => console.error('file jobs failed', e)), 2_000);
   fileJobs.unref();
+  // Overdue reminders from due dates and reminders that come due, then tasks of recurring rules, every 15 seconds.
+  const planning = setInterval(() => {
+    void api.jobs.reminders()
+      .then(() => api.jobs.recurring())
+      .catch((e) => console.error('planning jobs failed', e));
+  }, 15_000);
+  planning.unref();
 
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ baseUrl, teams, authUrl: baseUrl, oauthClients })}\n`);

@@ -27,6 +27,8 @@ import { memoryRateLimitStore } from './limits/memory';
 import { sqlRateLimitStore } from './limits/sql';
 import { fileServices, type FileOptions, type FileServices } from './files/service';
 import { runFileJobs, sweepUploads, type FileJobsResult } from './files/jobs';
+import { runRemindersJob, type RemindersJobResult } from './jobs/reminders';
+import { runRecurringJob, type RecurringJobResult } from './jobs/recurring';
 import { uploadOpen } from './sql/queries/files';
 import { BLOB_KEY_PATTERN } from './files/local';
 import type { Kysely } from 'kysely';
@@ -85,6 +87,18 @@ export interface Pmapi {
      * files, removal of bytes whose file is gone. Schedule it every few seconds.
      */
     processFiles(limit?: number): Promise<FileJobsResult>;
+    /**
+     * Reminders (spec "Reminder"): remove overdue reminders that no longer
+     * hold, create overdue reminders from passed due dates, and fire every
+     * reminder whose date has come (once each). Schedule it every minute.
+     */
+    reminders(): Promise<RemindersJobResult>;
+    /**
+     * Recurring rules (issue 13): create the task of every rule whose
+     * nextRunAt has come (one per rule and run; never twice for one
+     * occurrence) and advance nextRunAt. Schedule it every minute.
+     */
+    recurring(limit?: number): Promise<RecurringJobResult>;
   };
   /** Every route with the scope and role permissions it needs. */
   routes(): RouteInfo[];
@@ -226,6 +240,8 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
         return { purged, keys, rateLimits, oauth, uploads };
       },
       processFiles: (limit) => runFileJobs(engine, o.store, system, limit),
+      reminders: () => runRemindersJob(engine, o.store, system),
+      recurring: (limit) => runRecurringJob(engine, o.store, system, limit),
     },
     routes: () => routeTable(registry, customRoutes, extraPermissions),
     permissions: catalog,

@@ -143,14 +143,15 @@ export function hardeningSuite(factory: StoreFactory): void {
       expect((await h.post(`/projects/${p.id}/restore`)).status).toBe(200);
     });
 
-    it('lists carry goals: an empty set is accepted, ids answer 501 m2m_not_supported', async () => {
+    it('lists carry goals: an empty set is accepted, unknown goal ids answer 404 m2m_target_not_found', async () => {
       const p = await h.project();
       const ok = await h.post('/lists', { name: 'L', projectId: p.id, goals: [] });
       expect(ok.status).toBe(201);
       expect(ok.body.goals).toEqual([]);
       const no = await h.post('/lists', { name: 'L2', projectId: p.id, goals: ['g1'] });
-      expect(no.status).toBe(501);
-      expect(no.body.code).toBe('m2m_not_supported');
+      expect(no.status).toBe(404);
+      expect(no.body.code).toBe('m2m_target_not_found');
+      expect(no.body.missing).toEqual(['g1']);
     });
   });
 

@@ -76,6 +76,7 @@ const FIXTURES: Record<string, Fixture> = {
         accessType: (['limited', 'public', 'workspace'] as const)[i % 3],
         order: [20, 10, 30][i] ?? 40 + i,
         members: [w.h.a.owner.id, w.h.a.regular.id],
+        ...(i === 0 ? { customFields: [{ customFieldId: (await w.records('customField'))[0].id, value: 'project value' }] } : {}),
       };
     },
   },
@@ -94,7 +95,9 @@ const FIXTURES: Record<string, Fixture> = {
       const body: Record<string, unknown> = { name: nameOf(i), projectId: p.id, order: [20, 10, 30][i] ?? 40 + i, assignees: [w.h.a.owner.id] };
       if (i === 0) body.statusId = p.defaultStatusId ?? (await w.h.get(`/projects/${p.id}`)).body.defaultStatusId;
       if (i >= 1) body.dependencyId = prev[0].id;
+      if (i === 1) body.recurringRuleId = (await w.records('recurringRule'))[0].id;
       if (i === 2) Object.assign(body, { isMilestone: true, start: at(T0), end: at(T0 + 3 * DAY), archived: true });
+      if (i === 0) body.customFields = [{ customFieldId: (await w.records('customField'))[2].id, value: '12.5' }];
       return body;
     },
   },
@@ -119,11 +122,40 @@ const FIXTURES: Record<string, Fixture> = {
       if (i === 0) body.completed = true;
       if (i === 1) body.dependencyId = prev[0].id;
       if (i === 2) Object.assign(body, { parentTaskId: prev[0].id, archived: true });
+      if (i < 2) body.recurringRuleId = (await w.records('recurringRule'))[i].id;
+      // The first holds custom field values (a workspace-wide field and one of the home project).
+      if (i === 0) {
+        const fields = await w.records('customField');
+        body.customFields = [{ customFieldId: fields[1].id, value: fields[1].options[0].id }, { customFieldId: fields[0].id, value: 'first' }];
+      }
       return body;
+    },
+  },
+  customField: {
+    async create(w, i) {
+      const p = await w.home();
+      // A workspace-wide text field, a dropdown of the home project, a workspace-wide number field.
+      return [
+        { name: nameOf(i), type: 'text' },
+        { name: nameOf(i), type: 'dropdown', projectId: p.id, options: [{ label: 'Yes', color: '#00aa00' }, { label: 'No' }], description: 'Pick one' },
+        { name: nameOf(i), type: 'number', description: null },
+      ][i % 3]!;
     },
   },
   webhook: {
     create: async (_w, i) => ({ name: i === 2 ? null : nameOf(i), url: 'https://hooks.invalid/x', active: i !== 1, events: [] }),
+  },
+  recurringRule: {
+    async create(w, i) {
+      const p = await w.home();
+      // A daily rule, a weekly one with a status and a description, a paused monthly one (nextRunAt null) that ends after 5.
+      if (i === 1) {
+        const statuses = await w.records('status');
+        return { name: nameOf(i), projectId: p.id, frequency: 'weekly', daysOfWeek: ['thu', 'mon'], statusId: statuses[0].id, description: 'The second rule' };
+      }
+      if (i === 2) return { name: nameOf(i), projectId: p.id, frequency: 'monthly', dayOfMonth: 15, active: false, count: 5 };
+      return { name: nameOf(i), projectId: p.id, frequency: 'daily', timeOfDay: '08:00', interval: 1 + i };
+    },
   },
   checklist: {
     async create(w, i) {
@@ -198,8 +230,88 @@ const FIXTURES: Record<string, Fixture> = {
       };
     },
   },
+  form: {
+    async create(w, i) {
+      const p = await w.home();
+      // A plain form of the home project, a task automation into it, and a shared doc automation without a project.
+      const statuses = await w.records('status');
+      const lists = await w.records('list');
+      const body: Record<string, unknown> = {
+        meta: { title: nameOf(i), ...(i === 1 ? { description: 'The second form' } : {}) },
+        fields: [{ type: 'shortText', title: 'Name' }, ...(i === 0 ? [] : [{ type: 'singleChoice', title: 'Pick', choices: [{ label: 'A' }, { label: 'B' }] }])],
+        docAccessType: (['limited', 'public', 'private'] as const)[i % 3],
+        multiSubmit: i === 2,
+      };
+      if (i === 0) body.projectId = p.id;
+      if (i === 1) Object.assign(body, { projectId: p.id, automation: 'task', targetStatusId: statuses[0].id, targetListId: lists[0].id, afterSubmit: { heading: 'Thanks', body_text: 'Got it' } });
+      if (i === 2) Object.assign(body, { automation: 'doc', isShared: true });
+      return body;
+    },
+  },
   personalAccessToken: {
     create: async (w, i) => ({ name: nameOf(i), scopes: [['read'], ['tasks:read', 'projects:write'], ['write']][i % 3], expiresAt: i === 1 ? at(w.h.clock.now() + DAY) : null }),
+  },
+  checkInRequest: {
+    async create(w, i) {
+      const p = await w.home();
+      // A weekly request with an end, a one-off (no end), a paused monthly one; start dates in an order unlike creation.
+      return {
+        question: nameOf(i), projectId: p.id, frequency: (['weekly', 'once', 'monthly'] as const)[i % 3], startAt: at(T0 + ([2, 1, 3][i] ?? 4 + i) * DAY),
+        ...(i === 0 ? { endAt: at(T0 + 30 * DAY) } : {}), paused: i === 2, assignees: i === 1 ? [w.h.a.owner.id, w.h.a.regular.id] : [w.h.a.regular.id],
+      };
+    },
+  },
+  checkIn: {
+    async create(w, i) {
+      const p = await w.home();
+      const requests = await w.records('checkInRequest');
+      return {
+        text: `${nameOf(i)} update`, projectId: p.id, ...(i === 1 ? {} : { health: i === 0 ? 'onTrack' : 'atRisk', checkInRequestId: requests[i % 2].id }),
+        assignees: [[w.h.a.regular.id], [w.h.a.owner.id], []][i % 3], subscribers: i === 2 ? [] : [w.h.a.owner.id],
+      };
+    },
+  },
+  reportChart: {
+    async create(w, i) {
+      const p = await w.home();
+      const projects = await w.records('project');
+      return {
+        name: nameOf(i), type: (['burndown', 'velocity', 'workload'] as const)[i % 3], projects: i === 2 ? [] : [p.id, ...(i === 1 ? [projects[0].id] : [])],
+        ...(i === 1 ? {} : { startDate: `2026-04-${String(i + 1).padStart(2, '0')}`, endDate: `2026-05-${String(20 - i).padStart(2, '0')}` }), ...(i === 0 ? { options: { groupBy: 'assignee', cumulative: true } } : {}),
+      };
+    },
+  },
+  reminder: {
+    // Personal: the owner's (the fixtures' caller) alone, so the other roles' reads answer 404 and their lists are empty.
+    // Dates in an order unlike creation, at least 5 minutes ahead of the clock.
+    async create(w, i) {
+      const tasks = await w.records('task');
+      return { taskId: tasks[i % 2].id, date: at(w.h.clock.now() + ([2, 1, 3][i] ?? 4 + i) * DAY), ...(i === 1 ? { type: 'custom' } : {}) };
+    },
+  },
+  goalGroup: {
+    create: async (_w, i) => ({ name: nameOf(i), order: [20, 10, 30][i] ?? 40 + i, ...(i === 2 ? {} : { color: ['#AA00BB', '#00cc11'][i] }), description: i === 1 ? 'About' : null }),
+  },
+  goal: {
+    async create(w, i) {
+      const groups = await w.records('goalGroup');
+      return {
+        name: nameOf(i), groupId: i === 1 ? null : groups[i % 2].id, ownerId: [w.h.a.owner.id, w.h.a.regular.id, null][i % 3],
+        status: (['onTrack', 'achieved', 'atRisk'] as const)[i % 3], startValue: [0, 10, 5][i % 3], currentValue: [30, 50, 5][i % 3], targetValue: [100, 50, 0][i % 3],
+        unit: i === 0 ? '%' : null, startDate: i === 0 ? '2026-01-01' : null, dueDate: ['2026-05-01', '2026-04-01', null][i % 3],
+      };
+    },
+  },
+  timeEntry: {
+    // The owner's (the fixtures' caller) entries: the regular and client roles lack viewTimeReports, so their reads answer 404 and their lists are empty.
+    async create(w, i) {
+      const tasks = await w.records('task');
+      const start = T0 + ([2, 1, 3][i] ?? 4 + i) * DAY;
+      return {
+        taskId: tasks[i % 2].id, startAt: at(start), endAt: at(start + ([1, 2, 0.5][i] ?? 1) * 3600 * 1000),
+        billable: i === 1, ...(i === 2 ? {} : { description: `${nameOf(i)} work` }),
+      };
+    },
   },
 };
 

@@ -145,6 +145,142 @@ export function webhooksSuite(factory: StoreFactory): void {
       }
     });
 
+    it('every event recurring rules and the recurring-task job emit (lifecycle of recurringRule, the tasks it creates, rule deletion) is a catalog name (issue 13)', async () => {
+      const c = eventCatalog(h.api.registry);
+      const seen = new Set((await h.outbox()).map((e) => e.eventId as string));
+      const p = await h.project();
+      const rule = (await h.post('/recurring-rules', { name: 'Every day', projectId: p.id, frequency: 'daily' })).body;
+      await h.patch(`/recurring-rules/${rule.id}`, { timeOfDay: '07:30' });
+      const due = (await h.get(`/recurring-rules/${rule.id}`)).body.nextRunAt as string;
+      h.clock.set(Math.max(h.clock.now(), Date.parse(due)));
+      await h.api.jobs.recurring();
+      const list = (await h.post('/lists', { name: 'Made by rule', projectId: p.id, recurringRuleId: rule.id })).body;
+      await h.del(`/recurring-rules/${rule.id}`);
+      const events = (await h.outbox()).filter((e) => !seen.has(e.eventId));
+      const types = new Set(events.map((e) => e.type as string));
+      for (const name of ['recurringRule.created', 'recurringRule.updated', 'recurringRule.removed', 'task.created', 'task.updated', 'list.updated']) {
+        expect(types.has(name), name).toBe(true);
+      }
+      expect(events.some((e) => e.type === 'list.updated' && e.aggregateId === list.id)).toBe(true);
+      for (const name of types) expect(c.has(name), name).toBe(true);
+    });
+
+    it('every event goals, goal groups, time entries and list goals emit (lifecycle, membership) is a catalog name (issue 13)', async () => {
+      const c = eventCatalog(h.api.registry);
+      const seen = new Set((await h.outbox()).map((e) => e.eventId as string));
+      const p = await h.project();
+      const t = await h.task(p.id);
+      const group = (await h.post('/goal-groups', { name: 'GG' })).body;
+      await h.patch(`/goal-groups/${group.id}`, { name: 'GG2' });
+      const g1 = (await h.post('/goals', { name: 'G1', groupId: group.id })).body;
+      const g2 = (await h.post('/goals', { name: 'G2' })).body;
+      await h.patch(`/goals/${g2.id}`, { currentValue: 5 });
+      const list = (await h.post('/lists', { name: 'L', projectId: p.id, goals: [g1.id] })).body;
+      await h.patch(`/lists/${list.id}`, { goals: [g2.id] });
+      await h.post(`/lists/${list.id}/goals`, { ids: [g1.id] });
+      await h.del(`/lists/${list.id}/goals`, { body: { ids: [g1.id] } });
+      await h.del(`/goal-groups/${group.id}`);
+      await h.del(`/goals/${g1.id}`);
+      const e = (await h.post('/time-entries', { taskId: t.id, startAt: '2026-02-01T09:00:00.000Z', endAt: '2026-02-01T10:00:00.000Z' })).body;
+      await h.patch(`/time-entries/${e.id}`, { billable: true });
+      await h.del(`/time-entries/${e.id}`);
+      const types = new Set((await h.outbox()).filter((x) => !seen.has(x.eventId)).map((x) => x.type as string));
+      for (const name of [
+        'goalGroup.created', 'goalGroup.updated', 'goalGroup.removed', 'goal.created', 'goal.updated', 'goal.removed',
+        'list.goals.added', 'list.goals.removed', 'timeEntry.created', 'timeEntry.updated', 'timeEntry.removed',
+      ]) expect(types.has(name), name).toBe(true);
+      for (const name of types) expect(c.has(name), name).toBe(true);
+    });
+
+    it('every event reminders emit (API writes, the reminders job creating, firing and removing, a task delete) is a catalog name (spec "Reminder")', async () => {
+      const c = eventCatalog(h.api.registry);
+      const seen = new Set((await h.outbox()).map((e) => e.eventId as string));
+      const p = await h.project({ members: [h.a.regular.id] });
+      const t = await h.task(p.id);
+      const r = (await h.post('/reminders', { taskId: t.id, date: new Date(h.clock.now() + 10 * 60_000).toISOString() })).body;
+      await h.patch(`/reminders/${r.id}`, { date: new Date(h.clock.now() + 20 * 60_000).toISOString() });
+      const late = await h.task(p.id, { dueAt: new Date(h.clock.now() + 60_000).toISOString(), assignees: [h.a.regular.id] });
+      h.clock.advance(30 * 60_000);
+      await h.api.jobs.reminders();
+      await h.patch(`/tasks/${late.id}`, { completed: true });
+      await h.api.jobs.reminders();
+      await h.del(`/reminders/${r.id}`);
+      const gone = (await h.post('/reminders', { taskId: t.id, date: new Date(h.clock.now() + 10 * 60_000).toISOString() })).body;
+      await h.del(`/tasks/${t.id}`);
+      const events = (await h.outbox()).filter((e) => !seen.has(e.eventId));
+      const types = new Set(events.map((e) => e.type as string));
+      for (const name of ['reminder.created', 'reminder.updated', 'reminder.removed']) expect(types.has(name), name).toBe(true);
+      expect(events.some((e) => e.type === 'reminder.removed' && e.aggregateId === gone.id)).toBe(true);
+      for (const name of types) expect(c.has(name), name).toBe(true);
+    });
+
+    it('every event check-ins, check-in requests, report charts, status relations and autoMilestones emit (lifecycle, membership) is a catalog name (issue 13)', async () => {
+      const c = eventCatalog(h.api.registry);
+      const seen = new Set((await h.outbox()).map((e) => e.eventId as string));
+      const p = (await h.post('/projects', { name: 'Issue 13 events', members: [h.a.regular.id], autoMilestones: true })).body;
+      const req = (await h.post('/check-in-requests', { question: 'Q?', projectId: p.id, startAt: new Date(h.clock.now() + 60_000).toISOString(), assignees: [h.a.regular.id] })).body;
+      await h.post(`/check-in-requests/${req.id}/assignees`, { ids: [h.a.owner.id] });
+      await h.del(`/check-in-requests/${req.id}/assignees`, { body: { ids: [h.a.regular.id] } });
+      await h.patch(`/check-in-requests/${req.id}`, { paused: true });
+      const ci = (await h.post('/check-ins', { text: 'Done', projectId: p.id, checkInRequestId: req.id, assignees: [h.a.regular.id], subscribers: [h.a.owner.id] })).body;
+      await h.patch(`/check-ins/${ci.id}`, { assignees: [], health: 'atRisk' });
+      await h.del(`/check-ins/${ci.id}/subscribers`, { body: { ids: [h.a.owner.id] } });
+      await h.del(`/check-in-requests/${req.id}`);
+      await h.del(`/check-ins/${ci.id}`);
+      const chart = (await h.post('/report-charts', { name: 'Burn', type: 'burnup', projects: [p.id] })).body;
+      await h.patch(`/report-charts/${chart.id}`, { projects: [] });
+      await h.post(`/report-charts/${chart.id}/projects`, { ids: [p.id] });
+      await h.del(`/report-charts/${chart.id}`);
+      const st = (await h.post('/statuses', { name: 'Col', projectId: p.id, assignees: [h.a.regular.id], hiddenFor: [h.a.roleIds.client] })).body;
+      await h.del(`/statuses/${st.id}/assignees`, { body: { ids: [h.a.regular.id] } });
+      await h.post(`/statuses/${st.id}/hidden-for/remove`, { ids: [h.a.roleIds.client] });
+      const types = new Set((await h.outbox()).filter((e) => !seen.has(e.eventId)).map((e) => e.type as string));
+      for (const name of [
+        'list.created', 'checkInRequest.created', 'checkInRequest.updated', 'checkInRequest.removed', 'checkInRequest.assignees.added', 'checkInRequest.assignees.removed',
+        'checkIn.created', 'checkIn.updated', 'checkIn.removed', 'checkIn.assignees.added', 'checkIn.assignees.removed', 'checkIn.subscribers.added', 'checkIn.subscribers.removed',
+        'reportChart.created', 'reportChart.updated', 'reportChart.removed', 'reportChart.projects.added', 'reportChart.projects.removed',
+        'status.assignees.added', 'status.assignees.removed', 'status.hiddenFor.added', 'status.hiddenFor.removed',
+      ]) expect(types.has(name), name).toBe(true);
+      for (const name of types) expect(c.has(name), name).toBe(true);
+    });
+
+    it('every event forms emit (created, updated, removed, restored, force_deleted; form.updated from a deleted target list) is a catalog name (spec "Form")', async () => {
+      const c = eventCatalog(h.api.registry);
+      const seen = new Set((await h.outbox()).map((e) => e.eventId as string));
+      const p = await h.project({ name: 'Form events' });
+      const statusId = (await h.get(`/projects/${p.id}`)).body.defaultStatusId;
+      const list = (await h.post('/lists', { name: 'Form intake', projectId: p.id })).body;
+      const f = (await h.post('/forms', { meta: { title: 'Events form' }, fields: [{ type: 'shortText', title: 'Name' }], projectId: p.id, automation: 'task', targetStatusId: statusId, targetListId: list.id })).body;
+      await h.patch(`/forms/${f.id}`, { isShared: true });
+      await h.del(`/lists/${list.id}`);
+      await h.del(`/forms/${f.id}`);
+      await h.post(`/forms/${f.id}/restore`);
+      await h.del(`/forms/${f.id}`);
+      h.clock.advance(31 * 24 * 3600 * 1000);
+      await h.api.jobs.purge();
+      const events = (await h.outbox()).filter((e) => !seen.has(e.eventId) && e.aggregateId === f.id);
+      const types = events.map((e) => e.type as string);
+      expect(types.filter((t) => t === 'form.updated')).toHaveLength(2);
+      for (const name of ['form.created', 'form.removed', 'form.restored', 'form.force_deleted']) expect(types.filter((t) => t === name), name).toHaveLength(name === 'form.removed' ? 2 : 1);
+      for (const name of types) expect(c.has(name), name).toBe(true);
+      expect(c.lifecycle.filter((n) => n.startsWith('form.')).sort()).toEqual(['form.created', 'form.force_deleted', 'form.removed', 'form.restored', 'form.updated']);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Webhook: registration validation (Webhook, Subscribing, Limits)`, () => {
+    let h: Harness;
+    beforeAll(async () => {
+      h = await harness(factory);
+    });
+    afterAll(() => h.close());
+
+    const refused = async (body: Record<string, unknown>, field: string) => {
+      const r = await h.post('/webhooks', { url: 'https://hooks.example.com/in', ...body });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.code).toBe('validation_failed');
+      expect(r.body.errors.map((e: { field: string }) => e.field), JSON.stringify(body)).toContain(field);
+    };
+
     it('create fills the defaults and the server-set fields', async () => {
       const w = await makeHook(h);
       expect(w).toMatchObject({ events: [], apiVersion: 'latest', active: true, failCount: 0, lastDeliveredAt: null, createdById: h.a.owner.id, purgeAt: null });

@@ -80,7 +80,7 @@ export function writesSuite(factory: StoreFactory): void {
         ['/api/v3/nope', () => h.get('/nope'), 400, 'resource_unknown'],
         [`/api/v3/tasks/${task.id}`, () => h.patch(`/tasks/${task.id}`, { name: 'x', expectedUpdatedAt: '2000-01-01T00:00:00.000Z' }), 409, 'stale_write'],
         ['/api/v3/tasks', () => h.post('/tasks', { name: 'other', projectId }, { headers: { 'idempotency-key': 'shape-key' } }), 422, 'idempotency_key_reused'],
-        [`/api/v3/lists/${list.id}/goals`, () => h.post(`/lists/${list.id}/goals`, { ids: ['g1'] }), 501, 'm2m_not_supported'],
+        [`/api/v3/lists/${list.id}/goals`, () => h.post(`/lists/${list.id}/goals`, { ids: ['g1'] }), 404, 'm2m_target_not_found'],
         [`/api/v3/tasks/${task.id}`, () => h.patch(`/tasks/${task.id}`, {}), 400, 'empty_update'],
       ];
       const seenIds = new Set<string>();
@@ -170,11 +170,11 @@ export function writesSuite(factory: StoreFactory): void {
       expect(generals.body.data.map((x: any) => x.id)).toEqual([h.a.generalPortfolioId]);
     });
 
-    it('ignores niceId, createdById, completedAt, archivedAt and recurringRuleId sent when creating a task', async () => {
+    it('ignores niceId, createdById, completedAt and archivedAt sent when creating a task (recurringRuleId is settable: suites/resources/recurring-rules.ts)', async () => {
       const p = await h.project({ name: 'Task Rule One' });
       const r = await h.post('/tasks', {
         name: 'T', projectId: p.id, niceId: '999', createdById: h.a.regular.id, completedAt: '2020-01-01T00:00:00.000Z',
-        completedById: h.a.regular.id, archivedAt: '2020-01-01T00:00:00.000Z', archivedById: h.a.regular.id, recurringRuleId: 'Rule1',
+        completedById: h.a.regular.id, archivedAt: '2020-01-01T00:00:00.000Z', archivedById: h.a.regular.id,
       });
       expect(r.status, JSON.stringify(r.body)).toBe(201);
       expect(r.body.niceId).toBe('1');
@@ -674,10 +674,14 @@ export function writesSuite(factory: StoreFactory): void {
       expectProblem(await h.post('/tasks/NoSuchTask1/assignees', { ids: [h.a.regular.id] }), 404, 'resource_not_found');
     });
 
-    it('/lists/{id}/goals is 501 m2m_not_supported', async () => {
+    it('/lists/{id}/goals is supported now that goals exist: an unknown goal id is 404 m2m_target_not_found, not 501', async () => {
       const list = (await h.post('/lists', { name: 'Goals list', projectId })).body;
-      expectProblem(await h.post(`/lists/${list.id}/goals`, { ids: ['Goal1'] }), 501, 'm2m_not_supported');
-      expectProblem(await h.req('DELETE', `/lists/${list.id}/goals`, { body: { ids: ['Goal1'] } }), 501, 'm2m_not_supported');
+      const add = await h.post(`/lists/${list.id}/goals`, { ids: ['Goal1'] });
+      expectProblem(add, 404, 'm2m_target_not_found');
+      expect(add.body.missing).toEqual(['Goal1']);
+      const remove = await h.req('DELETE', `/lists/${list.id}/goals`, { body: { ids: ['Goal1'] } });
+      expectProblem(remove, 404, 'm2m_target_not_found');
+      expect(remove.body.missing).toEqual(['Goal1']);
     });
 
     it('POST /lists/{id}/hidden-for adds and POST /lists/{id}/hidden-for/remove removes', async () => {

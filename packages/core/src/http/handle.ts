@@ -205,7 +205,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       authorize(principal, res.path, action, o.extraPermissions(res.path, action), !!res.ownedBy);
       // The query is parsed here, at the edge: a bad one is refused before any transaction or idempotency claim.
       if (op.kind === 'list') {
-        const parsed = parseListQuery(query, { res, registry, teamId: principal.teamId, now, cursorSecret: engine.config.cursorSecret, memberId: principal.memberId });
+        const parsed = parseListQuery(query, { res, registry, teamId: principal.teamId, now, cursorSecret: engine.config.cursorSecret, memberId: principal.memberId, permissions: principal.permissions });
         return respond(v3(await engine.list(engine.readContext(principal), res, parsed)));
       }
       // DELETE answers 204 without a body: its query is not read (as before).

@@ -161,6 +161,10 @@ export interface ParseListOptions {
   cursorSecret: Uint8Array;
   /** The calling member: personal resources (`ownedBy`) list only their rows, and cursors are bound to them. */
   memberId: string;
+  /** The caller's role permissions: they widen reads of `ownerRead` rows beyond the caller's own. */
+  permissions?: ReadonlySet<string>;
+  /** Only the caller's own `ownerRead` rows, whatever the role (time-entry search). */
+  ownRowsOnly?: boolean;
 }
 
 /** Turn a list request's query into a validated, frozen plan (spec "Standard operations" rules 3-8). */
@@ -211,6 +215,11 @@ export function parseListQuery(query: URLSearchParams, o: ParseListOptions): Par
   if (res.ownedBy) {
     conditions.push({ column: res.columnOf[res.ownedBy]!, kind: 'text', op: 'eq', value: o.memberId });
     fingerprint.push(`owner=${o.memberId}`);
+  }
+  if (res.ownerRead && (o.ownRowsOnly || !o.permissions?.has(res.ownerRead.widenedBy))) {
+    // Other members' rows are not there unless the role widens reads.
+    conditions.push({ column: res.columnOf[res.ownerRead.field]!, kind: 'text', op: 'eq', value: o.memberId });
+    fingerprint.push(`own=${o.memberId}`);
   }
   if (res.privateTo) {
     // Private rows of other members are not there: shared rows, or the caller's own.

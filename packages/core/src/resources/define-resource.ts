@@ -201,6 +201,15 @@ export interface ResourceSpec<F extends Record<string, FieldDef<any>> = Record<s
    */
   ownedBy?: string;
   /**
+   * Rows of one member whose breadth follows a role permission (time
+   * entries): `field` holds the member. A member lists, reads, expands and
+   * changes only their own rows (another's id is 404) unless their role holds
+   * `widenedBy`, which widens reads to the whole workspace. Unlike `ownedBy`,
+   * the resource's permissions are role permissions as usual; the field is
+   * not set by the engine.
+   */
+  ownerRead?: { field: string; widenedBy: string };
+  /**
    * Rows whose `field` holds `value` are private to the member in `owner`
    * (a private document): everyone else lists, reads, expands and changes
    * them as if they did not exist (404), whatever their role.
@@ -292,7 +301,7 @@ export function defineResource<const F extends Record<string, FieldDef<any>>>(sp
     ...(softDelete ? softDeleteFields : {}),
     ...spec.fields,
   };
-  for (const [what, key] of [['ownedBy', spec.ownedBy], ['privateTo.field', spec.privateTo?.field], ['privateTo.owner', spec.privateTo?.owner], ['membersOnly.field', spec.membersOnly?.field], ['unlisted.field', spec.unlisted?.field], ['revokeField', spec.revokeField], ['projectField', spec.projectField], ['projectFrom', spec.projectFrom]] as const) {
+  for (const [what, key] of [['ownedBy', spec.ownedBy], ['ownerRead.field', spec.ownerRead?.field], ['privateTo.field', spec.privateTo?.field], ['privateTo.owner', spec.privateTo?.owner], ['membersOnly.field', spec.membersOnly?.field], ['unlisted.field', spec.unlisted?.field], ['revokeField', spec.revokeField], ['projectField', spec.projectField], ['projectFrom', spec.projectFrom]] as const) {
     if (key !== undefined && !(key in fields)) throw new Error(`pmapi: ${spec.name}.${what} names no field '${key}'`);
   }
   if (spec.projectFrom && (!spec.projectField || !fields[spec.projectFrom]!.ref || fields[spec.projectFrom]!.mode !== 'createOnly')) {

@@ -146,9 +146,17 @@ export const f = {
   },
 };
 
-/** The `{customFieldId, value}` entries lists, projects and tasks carry; at most 50 per request. */
+/** Longest custom field value (docs/not-shown.md "Custom fields"). */
+export const CUSTOM_FIELD_VALUE_MAX = 2000;
+
+/**
+ * The `{customFieldId, value}` entries lists, projects and tasks carry; at
+ * most 50 per request (spec "Limits"); each value a string ("" clears). What
+ * the entries name and hold is checked against the custom fields
+ * (resources/custom-values.ts).
+ */
 export const customFieldsSchema = z
-  .array(z.strictObject({ customFieldId: ID, value: z.string() }))
+  .array(z.strictObject({ customFieldId: ID, value: z.string().max(CUSTOM_FIELD_VALUE_MAX, `must be at most ${CUSTOM_FIELD_VALUE_MAX} characters`) }))
   .max(50, 'at most 50 customFields entries per request');
 
 export const stringArray = (max = 200) => z.array(z.string().max(200)).max(max);

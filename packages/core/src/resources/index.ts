@@ -19,6 +19,14 @@ import { fileResource } from './file.resource';
 import { annotationResource } from './annotation.resource';
 import { messageResource } from './message.resource';
 import { projectDashboardResource } from './dashboard.resource';
+import { reminderResource } from './reminder.resource';
+import { formResource } from './form.resource';
+import { customFieldResource } from './custom-field.resource';
+import { checkInRequestResource, checkInResource } from './check-in.resource';
+import { reportChartResource } from './report-chart.resource';
+import { recurringRuleResource } from './recurring-rule.resource';
+import { goalGroupResource, goalResource } from './goal.resource';
+import { timeEntryResource } from './time-entry.resource';
 import type { Resource } from './define-resource';
 
 /** Every built-in resource of the v3 API. */
@@ -26,9 +34,21 @@ export const builtinResources: readonly Resource[] = [
   actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
   personalAccessTokenResource, checklistResource, checklistItemResource, documentFolderResource, documentResource, chatResource, fileResource, annotationResource, messageResource,
   projectDashboardResource,
+  reminderResource,
+  formResource,
+  customFieldResource,
+  checkInRequestResource, checkInResource, reportChartResource,
+  recurringRuleResource,
+  goalGroupResource, goalResource, timeEntryResource,
 ];
 export {
   actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
   personalAccessTokenResource, checklistResource, checklistItemResource, documentFolderResource, documentResource, chatResource, fileResource, annotationResource, messageResource,
   projectDashboardResource,
+  reminderResource,
+  formResource,
+  customFieldResource,
+  checkInRequestResource, checkInResource, reportChartResource,
+  recurringRuleResource,
+  goalGroupResource, goalResource, timeEntryResource,
 };

@@ -5,6 +5,8 @@ import { customFieldsSchema, f } from './fields';
 import { fieldError, nextOrder, normaliseColor, paletteColor, rejectPromotional } from './rules';
 import { patchRecord } from '../services/records';
 import type { WriteContext } from './hooks';
+import { releaseFormTargets } from './form.resource';
+import { customFieldsExpand, indexCustomValues, prepareCustomValuesOnCreate, prepareCustomValuesOnUpdate } from './custom-values';
 
 const TWO_DAYS = 2 * 24 * 60 * 60 * 1000;
 
@@ -26,10 +28,10 @@ export const listResource = defineResource({
     isMilestone: f.boolean(),
     dependencyId: f.ref('list', { nullable: true }),
     statusId: f.ref('status', { mode: 'createOnly', nullable: true }),
-    recurringRuleId: f.readOnly('text', { nullable: true }),
+    recurringRuleId: f.ref('recurringRule', { nullable: true }),
     assignees: f.refs('assignees', { target: 'member' }),
     hiddenFor: f.refs('hiddenFor', { target: 'role' }),
-    goals: f.refs('goals'),
+    goals: f.refs('goals', { target: 'goal' }),
     customFields: f.json(customFieldsSchema, { nullable: true }),
   },
   filters: {
@@ -37,6 +39,7 @@ export const listResource = defineResource({
     archived: { ops: ['eq'] },
     isMilestone: { ops: ['eq'] },
     ruleId: { ops: ['eq', 'in'], field: 'recurringRuleId' },
+    goalId: { ops: ['eq', 'in'], relation: 'goals' },
     start: { ops: RANGE },
     end: { ops: RANGE },
     createdAt: { ops: RANGE },
@@ -49,10 +52,10 @@ export const listResource = defineResource({
   defaultSortWithoutProject: '-updatedAt',
   expand: {
     tasks: { kind: 'children', target: 'task', field: 'listId' },
+    customFields: customFieldsExpand,
   },
   relations: {
     hiddenFor: { target: 'role', notFoundCode: 'milestone_hiddenfor_roles_not_in_team' },
-    goals: { target: 'goal', supported: false },
   },
   hooks: {
     async beforeCreate(ctx, input) {
@@ -65,6 +68,10 @@ export const listResource = defineResource({
       input.order ??= await nextOrder(ctx, 'list', { project_id: project }, 100);
       await checkSameProject(ctx, project, input);
       milestoneDates(input, input);
+      await prepareCustomValuesOnCreate(ctx, 'list', project, input);
+    },
+    async afterCreate(ctx, rec) {
+      await indexCustomValues(ctx, 'list', undefined, rec);
     },
     async beforeUpdate(ctx, current, patch) {
       if ('name' in patch) rejectPromotional('name', patch.name);
@@ -73,12 +80,18 @@ export const listResource = defineResource({
       await checkSameProject(ctx, current.projectId, patch);
       const merged = { ...current, ...patch };
       milestoneDates(merged, patch);
+      await prepareCustomValuesOnUpdate(ctx, 'list', current.projectId, current, patch);
+    },
+    async afterUpdate(ctx, before, after) {
+      await indexCustomValues(ctx, 'list', before, after);
     },
     async beforeDestroy(ctx, rec) {
       const lists = ctx.registry.get('list');
       for (const dep of await ctx.repo.findBy(lists, ctx.teamId, 'dependency_id', [rec.id])) await patchRecord(ctx, lists, dep, { dependencyId: null });
       const tasks = ctx.registry.get('task');
       for (const t of await ctx.repo.findBy(tasks, ctx.teamId, 'list_id', [rec.id])) await patchRecord(ctx, tasks, t, { listId: null });
+      // Forms whose task automation files tasks into this list lose that automation.
+      await releaseFormTargets(ctx, 'targetListId', [rec.id]);
     },
   },
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { niceIdsStartingWith } from '../sql/queries/projects';
+import { workspaceTimezone } from '../sql/queries/workspaces';
 import { ProblemError } from '../errors/problem';
 import { defineResource, RANGE } from './define-resource';
 import { customFieldsSchema, f } from './fields';
@@ -8,10 +9,13 @@ import { announce, destroyDependants, insertRecord } from '../services/records';
 import { DOCUMENT_TASK_LINK } from './document.resource';
 import type { WriteContext } from './hooks';
 import { forgetThreadTasks } from './task.resource';
+import { releaseFormProject, releaseFormTargets } from './form.resource';
 import { CHAT_MEMBERS, CHAT_MUTED, CHAT_OWNERS, openDiscussion, syncDiscussion } from './chat-rooms';
+import { customFieldsExpand, indexCustomValues, prepareCustomValuesOnCreate, prepareCustomValuesOnUpdate } from './custom-values';
 
 export const PROJECT_MODULES = ['tasks', 'milestones', 'calendar', 'documents', 'files', 'discussion', 'forms', 'home'] as const;
-const COLUMN_KEYS = z.array(z.string().min(1).max(64)).max(100);
+/** Built-in list column keys or custom field ids, checked against the project's custom fields (resources/custom-values.ts). */
+const COLUMN_KEYS = z.array(z.string().min(1).max(64)).max(250);
 
 /** Projects (spec "Project"): top-level containers, soft-deleted. */
 export const projectResource = defineResource({
@@ -68,6 +72,7 @@ export const projectResource = defineResource({
     statuses: { kind: 'children', target: 'status', field: 'projectId' },
     // Only the chat's members (the project's roster) see it; everyone else gets null.
     discussionChat: { kind: 'one', target: 'chat', field: 'discussionChatId' },
+    customFields: customFieldsExpand,
   },
   hooks: {
     async beforeCreate(ctx, input) {
@@ -97,9 +102,12 @@ export const projectResource = defineResource({
       input.ownerId = ctx.principal.memberId;
       input.taskCounter = 0;
       input.niceId = await freeNiceId(ctx, (input.initials).replace(/[^A-Za-z0-9]/g, '').toUpperCase() || 'P');
+      await prepareCustomValuesOnCreate(ctx, 'project', null, input);
     },
     async afterCreate(ctx, rec) {
+      await indexCustomValues(ctx, 'project', undefined, rec);
       await insertRecord(ctx, 'status', { name: 'To do', projectId: rec.id, color: '#64748b', order: 100, archived: false });
+      if (rec.autoMilestones) await createMonthlyMilestones(ctx, rec.id);
       if (rec.accessType === 'public') {
         const members = await ctx.repo.findWhere(ctx.registry.get('member'), ctx.teamId, { active: true });
         await ctx.repo.addLinks('project.members', ctx.teamId, rec.id, members.map((m) => m.id), ctx.now);
@@ -115,6 +123,10 @@ export const projectResource = defineResource({
     async beforeUpdate(ctx, current, patch) {
       if (typeof patch.name === 'string' && patch.name !== current.name) await assertUniqueName(ctx, current.portfolioId, patch.name, current.id);
       if (typeof patch.color === 'string') patch.secondaryColor = secondaryOf(patch.color);
+      await prepareCustomValuesOnUpdate(ctx, 'project', current.id, current, patch);
+    },
+    async afterUpdate(ctx, before, after) {
+      await indexCustomValues(ctx, 'project', before, after);
     },
     async beforeRestore(ctx, rec) {
       const portfolio = await ctx.repo.get(ctx.registry.get('portfolio'), ctx.teamId, rec.portfolioId);
@@ -135,6 +147,7 @@ export const projectResource = defineResource({
         if (child === 'task' || child === 'document') {
           for (let i = 0; i < ids.length; i += 500) await ctx.repo.dropLinks({ kinds: [DOCUMENT_TASK_LINK], [child === 'task' ? 'relatedIds' : 'parentIds']: ids.slice(i, i + 500) });
         }
+        if (child === 'list' || child === 'status') await releaseFormTargets(ctx, child === 'list' ? 'targetListId' : 'targetStatusId', ids);
         const kinds = Object.keys(res.relations ?? {}).map((r) => `${res.name}.${r}`);
         for (let i = 0; i < ids.length; i += 500) {
           await ctx.repo.dropLinks({ kinds, parentIds: ids.slice(i, i + 500) });
@@ -142,6 +155,8 @@ export const projectResource = defineResource({
         await destroyDependants(ctx, res, ids);
         await ctx.repo.destroy(res, ctx.teamId, ids);
       }
+      // Forms are workspace-wide: they stay, without the association.
+      await releaseFormProject(ctx, rec.id);
       // Files of the project (placed by projectId or folderId; those of its tasks and documents went with them), bytes queued for removal.
       const files = ctx.registry.get('file');
       const fileKinds = Object.keys(files.relations ?? {}).map((r) => `file.${r}`);
@@ -176,6 +191,55 @@ async function assertUniqueName(ctx: WriteContext, portfolioId: string, name: st
   if (same.length) {
     throw new ProblemError('conflict', `A project named '${name}' already exists in this portfolio`, { field: 'name' });
   }
+}
+
+/** How many monthly milestones `autoMilestones` creates: the current month and the next 11 (docs/not-shown.md "Project autoMilestones"). */
+export const AUTO_MILESTONE_MONTHS = 12;
+const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+/**
+ * Spec "Project" autoMilestones ("monthly lists created automatically;
+ * applied at create"): one milestone list per calendar month of the
+ * workspace's timezone, named like "March 2026", from the first instant of
+ * the month to the last millisecond before the next, each with its
+ * list.created event, in the project create's transaction.
+ */
+async function createMonthlyMilestones(ctx: WriteContext, projectId: string): Promise<void> {
+  const tz = await workspaceTimezone(ctx.repo, ctx.teamId);
+  const local = new Date(ctx.now + zoneOffset(tz, ctx.now));
+  const year = local.getUTCFullYear();
+  const month = local.getUTCMonth();
+  for (let i = 0; i < AUTO_MILESTONE_MONTHS; i++) {
+    const y = year + Math.floor((month + i) / 12);
+    const m = (month + i) % 12;
+    const start = monthStart(tz, y, m);
+    const end = monthStart(tz, y + Math.floor((m + 1) / 12), (m + 1) % 12) - 1;
+    await insertRecord(ctx, 'list', {
+      name: `${MONTH_NAMES[m]} ${y}`, projectId, description: null, start, end, order: (i + 1) * 100, color: paletteColor(ctx),
+      archived: false, isMilestone: true, dependencyId: null, statusId: null, customFields: [],
+    });
+  }
+}
+
+/** The first instant of month `m` (0-11) of year `y` in zone `tz`. */
+function monthStart(tz: string, y: number, m: number): number {
+  const wall = Date.UTC(y, m, 1);
+  const first = wall - zoneOffset(tz, wall);
+  return wall - zoneOffset(tz, first);
+}
+
+/** How far the zone's wall clock is ahead of UTC at instant `t` (ms); an unknown zone counts as UTC. */
+function zoneOffset(tz: string, t: number): number {
+  let parts: Intl.DateTimeFormatPart[];
+  try {
+    parts = new Intl.DateTimeFormat('en-US', {
+      timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+    }).formatToParts(t);
+  } catch {
+    return 0;
+  }
+  const v = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
+  return Date.UTC(v('year'), v('month') - 1, v('day'), v('hour'), v('minute'), v('second')) - (t - (((t % 1000) + 1000) % 1000));
 }
 
 async function freeNiceId(ctx: WriteContext, base: string): Promise<string> {

@@ -3,6 +3,7 @@ import { defineResource, RANGE } from './define-resource';
 import { f } from './fields';
 import { nextOrder, paletteColor } from './rules';
 import { patchRecord } from '../services/records';
+import { releaseFormTargets } from './form.resource';
 
 /**
  * Statuses: a project's board columns (fields not shown: docs/not-shown.md).
@@ -49,6 +50,8 @@ export const statusResource = defineResource({
         const res = ctx.registry.get(name);
         for (const row of await ctx.repo.findBy(res, ctx.teamId, 'status_id', [rec.id])) await patchRecord(ctx, res, row, { statusId: null });
       }
+      // Forms whose task automation lands in this column lose that automation.
+      await releaseFormTargets(ctx, 'targetStatusId', [rec.id]);
     },
   },
 });

@@ -7,6 +7,7 @@ import { fieldError, rejectPromotional } from './rules';
 import { announce, destroyDependants, patchRecord } from '../services/records';
 import { allowsCompletingBlockedTasks } from '../sql/queries/workspaces';
 import type { WriteContext } from './hooks';
+import { customFieldsExpand, customValuesAfterMove, indexCustomValues, prepareCustomValuesOnCreate, prepareCustomValuesOnUpdate } from './custom-values';
 
 export const MOVE_SUBTREE_MAX = 200;
 
@@ -30,7 +31,7 @@ export const taskResource = defineResource({
     statusId: f.ref('status', { nullable: true, retiredNames: ['taskGroupId'] }),
     parentTaskId: f.ref('task', { nullable: true }),
     dependencyId: f.ref('task', { nullable: true }),
-    recurringRuleId: f.readOnly('text', { nullable: true }),
+    recurringRuleId: f.ref('recurringRule', { nullable: true }),
     startAt: f.timestamp({ nullable: true }),
     dueAt: f.timestamp({ nullable: true }),
     remindAt: f.timestamp({ nullable: true }),
@@ -74,6 +75,7 @@ export const taskResource = defineResource({
   expand: {
     subtasks: { kind: 'children', target: 'task', field: 'parentTaskId' },
     createdBy: { kind: 'one', target: 'member', field: 'createdById' },
+    customFields: customFieldsExpand,
   },
   relations: {
     connectedTasks: { target: 'task' },
@@ -98,6 +100,7 @@ export const taskResource = defineResource({
         input.statusId = first.id;
       }
       await sameProject(ctx, project, input);
+      await prepareCustomValuesOnCreate(ctx, 'task', project, input);
       if (input.completed === true) {
         await checkDependency(ctx, input.dependencyId);
         input.completedAt = ctx.now;
@@ -115,7 +118,8 @@ export const taskResource = defineResource({
         input.order = (m ?? 0) + 1;
       }
       await checkSiblingOrder(ctx, (input.parentTaskId) ?? null, input.order);
-      input.createdById = ctx.principal.memberId;
+      // A task the service creates (a recurring rule's) has no creating member.
+      input.createdById = ctx.principal.memberId || null;
     },
     async beforeUpdate(ctx, current, patch) {
       if ('name' in patch) rejectPromotional('name', patch.name);
@@ -134,6 +138,7 @@ export const taskResource = defineResource({
       if ('dependencyId' in patch && patch.dependencyId === current.id) throw fieldError('dependencyId', 'self_dependency', 'a task cannot depend on itself');
       if ('parentTaskId' in patch && patch.parentTaskId !== current.parentTaskId) await checkNewParent(ctx, current, patch.parentTaskId ?? null, project);
       if (!('projectId' in patch)) await sameProject(ctx, project, patch);
+      await prepareCustomValuesOnUpdate(ctx, 'task', project, current, patch);
       if (patch.completed === true && !current.completed) {
         const dep = 'dependencyId' in patch ? (patch.dependencyId) : (current.dependencyId);
         await checkDependency(ctx, dep);
@@ -156,9 +161,11 @@ export const taskResource = defineResource({
       }
     },
     async afterCreate(ctx, rec) {
+      await indexCustomValues(ctx, 'task', undefined, rec);
       if (typeof rec.parentTaskId === 'string') await postLifecycleMessage(ctx, { taskId: rec.parentTaskId }, 'tieTask', `<?${rec.id}> was added as a subtask`);
     },
     async afterUpdate(ctx, before, after) {
+      await indexCustomValues(ctx, 'task', before, after);
       if (after.projectId !== before.projectId) {
         await moveSubtree(ctx, before, after);
         const moved = (await collectSubtree(ctx, after.id, MOVE_SUBTREE_MAX)).map((t) => t.id);
@@ -316,6 +323,7 @@ async function moveSubtree(ctx: WriteContext, before: Rec, after: Rec) {
       niceId: await nextNiceId(ctx, after.projectId as string),
       statusId: t.statusId ? after.statusId ?? null : null,
       listId: t.listId ? after.listId ?? null : null,
+      ...(await customValuesAfterMove(ctx, t, after.projectId as string)),
     });
   }
   void before;

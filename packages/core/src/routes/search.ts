@@ -51,7 +51,7 @@ export function parseSearchQ(query: URLSearchParams): string {
  * prefix, then substring; ties by the field, then id. Pages are keyset pages
  * over (rank, field, id) behind a signed cursor bound to q and the filters.
  */
-export function searchRoute(resourcePath: string, field: string): CustomRoute {
+export function searchRoute(resourcePath: string, field: string, o: { ownRowsOnly?: boolean } = {}): CustomRoute {
   const endpoint = `${resourcePath}/search`;
   return {
     method: 'GET',
@@ -69,10 +69,21 @@ export function searchRoute(resourcePath: string, field: string): CustomRoute {
       // Everything but q and cursor is a list query: filters, limit (clamped to 200), includeTotal, expand, fields.
       const rest = new URLSearchParams();
       for (const [k, v] of query) if (k !== 'q' && k !== 'cursor') rest.append(k, v);
-      const { plan, filterKey } = parseListQuery(rest, {
+      const { plan, filterKey, projectId } = parseListQuery(rest, {
         res, registry: ctx.registry, teamId: ctx.teamId, now: ctx.now, cursorSecret: ctx.cursorSecret, memberId: ctx.principal.memberId,
+        permissions: ctx.principal.permissions, ...(o.ownRowsOnly ? { ownRowsOnly: true } : {}),
       });
       assertExpandReadable(ctx, res, plan.expand);
+      // Rows of projects the caller cannot open are not there (as in the list).
+      let none = false;
+      if (res.projectField && projectId !== undefined) await ctx.access.assertProject(projectId);
+      else if (res.projectField) {
+        const ids = await ctx.access.accessibleIds();
+        if (ids !== 'all') {
+          if (ids.length === 0) none = true;
+          else plan.conditions.push({ column: res.columnOf[res.projectField]!, kind: 'text', op: 'in', value: ids });
+        }
+      }
       const binding = createHash('sha256').update(`${filterKey}\n${q}`).digest('base64url').slice(0, 22);
 
       // The cursor goes through the one pagination parser, bound to this endpoint, q and the filters; ranked order has no sort key.
@@ -91,7 +102,7 @@ export function searchRoute(resourcePath: string, field: string): CustomRoute {
       }
 
       const search: TextSearch = { resource: res, teamId: ctx.teamId, column: res.columnOf[field]!, needle: q.toLowerCase(), conditions: plan.conditions };
-      const rows = await searchPage(ctx.repo, search, after, plan.limit + 1);
+      const rows = none ? [] : await searchPage(ctx.repo, search, after, plan.limit + 1);
       const { rows: page, hasMore } = takePage(rows, plan.limit);
       const recs = page.map((row) => ctx.repo.decode(res, row));
       const data = await materialize(ctx, res, recs, { expand: plan.expand, fields: plan.fields, budget: { used: 0, max: EXPAND_ROW_BUDGET } });
@@ -102,7 +113,7 @@ export function searchRoute(resourcePath: string, field: string): CustomRoute {
       }
       let total: number | undefined;
       if (plan.includeTotal) {
-        total = await countSearchMatches(ctx.repo, search);
+        total = none ? 0 : await countSearchMatches(ctx.repo, search);
       }
       return v3Page({ data, ...(total !== undefined ? { total } : {}), limit: plan.limit, hasMore, nextCursor });
     },
@@ -110,4 +121,8 @@ export function searchRoute(resourcePath: string, field: string): CustomRoute {
 }
 
 /** Search routes: the spec's Search operation (paths not shown: docs/not-shown.md). */
-export const searchRoutes: CustomRoute[] = [searchRoute('roles', 'name')];
+export const searchRoutes: CustomRoute[] = [
+  searchRoute('roles', 'name'),
+  // Time-entry search stays on the caller's own entries whatever the role (spec "Authentication" rule 5).
+  searchRoute('time-entries', 'description', { ownRowsOnly: true }),
+];

@@ -11,6 +11,7 @@ export const ACCESSIBLE_PROJECTS_MAX = 1000;
 export function accessFields(res: Resource): string[] {
   const out = ['id'];
   if (res.ownedBy) out.push(res.ownedBy);
+  if (res.ownerRead) out.push(res.ownerRead.field);
   if (res.privateTo) out.push(res.privateTo.field, res.privateTo.owner);
   if (res.membersOnly?.field) out.push(res.membersOnly.field);
   if (res.projectContainer) out.push('ownerId', 'accessType');
@@ -72,10 +73,17 @@ export class ProjectAccess implements ProjectAccessView {
     return out;
   }
 
-  /** Is this a private record (`privateTo`) of another member? Such a record is answered and expanded like a missing one. */
+  /**
+   * Is this a private record (`privateTo`) of another member, or another
+   * member's row (`ownerRead`) the caller's role does not widen reads to?
+   * Such a record is answered and expanded like a missing one.
+   */
   private hidden(res: Resource, rec: Rec): boolean {
+    const me = this.ctx.principal.memberId;
+    const o = res.ownerRead;
+    if (o && rec[o.field] !== me && !this.ctx.principal.permissions.has(o.widenedBy)) return true;
     const p = res.privateTo;
-    return !!p && rec[p.field] === p.value && rec[p.owner] !== this.ctx.principal.memberId;
+    return !!p && rec[p.field] === p.value && rec[p.owner] !== me;
   }
 
   /** The row whose members decide on a record (`membersOnly`): the record itself, the row its field names, or none. */
@@ -95,7 +103,7 @@ export class ProjectAccess implements ProjectAccessView {
 
   /** Keep only the records (of a project, or of rows of projects) the caller may open. */
   async filterRecords(res: Resource, recs: Rec[]): Promise<Rec[]> {
-    if (res.privateTo) recs = recs.filter((r) => !this.hidden(res, r));
+    if (res.privateTo || res.ownerRead) recs = recs.filter((r) => !this.hidden(res, r));
     if (res.membersOnly && recs.length) {
       const rows = recs.map((r) => this.membershipRow(res, r));
       const mine = await this.memberOf(res.membersOnly.links, rows.filter((x): x is string => x !== undefined));

@@ -5,6 +5,7 @@ import type { IdGenerator } from '../ids/index';
 import { presentRecord } from './serialize';
 import { ProblemError } from '../errors/problem';
 import { iso } from '../clock/index';
+import { effectivePermissions } from '../auth/roles';
 
 /**
  * Insert a row of any resource from a hook (a project's default status, …),
@@ -132,8 +133,13 @@ export async function destroyDependants(ctx: WriteContext, res: Resource, ids: r
  */
 export async function audienceOf(ctx: WriteContext, res: Resource, rec: Rec): Promise<string[] | undefined> {
   let audience: string[] | undefined;
+  const o = res.ownerRead;
+  if (o) audience = await ownerAudience(ctx, rec[o.field], o.widenedBy);
   const p = res.privateTo;
-  if (p && rec[p.field] === p.value) audience = typeof rec[p.owner] === 'string' ? [rec[p.owner] as string] : [];
+  if (p && rec[p.field] === p.value) {
+    const owner = typeof rec[p.owner] === 'string' ? [rec[p.owner] as string] : [];
+    audience = audience ? audience.filter((id) => owner.includes(id)) : owner;
+  }
   const m = res.membersOnly;
   const row = m ? (m.field ? rec[m.field] : rec.id) : undefined;
   if (m && typeof row === 'string') {
@@ -161,4 +167,15 @@ export async function announce(ctx: WriteContext, res: Resource, rec: Rec, actio
 /** A record's response form as events carry it (a resource may bound it: message text). */
 export function eventPayload(res: Resource, shown: Record<string, unknown>): Record<string, unknown> {
   return res.hooks?.forEvent ? res.hooks.forEvent(shown) : shown;
+}
+
+/** The owner of an `ownerRead` row and the active members whose role holds the permission that widens reads to it. */
+async function ownerAudience(ctx: WriteContext, owner: unknown, widenedBy: string): Promise<string[]> {
+  const out = new Set<string>(typeof owner === 'string' ? [owner] : []);
+  const roles = await ctx.repo.findWhere(ctx.registry.get('role'), ctx.teamId, {});
+  const widening = roles.filter((r) => effectivePermissions(ctx.registry, r).includes(widenedBy)).map((r) => r.id);
+  for (const m of await ctx.repo.findWhere(ctx.registry.get('member'), ctx.teamId, { active: true })) {
+    if (widening.includes(m.roleId as string)) out.add(m.id);
+  }
+  return [...out];
 }

@@ -1,6 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { harness, type Harness, type StoreFactory } from '../../kit';
 import { HEX6, problem, fieldsOf, sorted, tint } from './helpers';
+import { during, harnessPerDescribe, ofType } from '../shared';
+import { DAY, expectOk, expectInvalid } from './helpers';
 
 export function projectsSuite(factory: StoreFactory): void {
   describe(`[${factory.name}] v3 Project (fields, niceId, uniqueness, archive transition)`, () => {
@@ -196,6 +198,90 @@ export function projectsSuite(factory: StoreFactory): void {
       const r = await create({ name: 'p'.repeat(101) });
       expect(problem(r)).toEqual({ status: 400, code: 'validation_failed' });
       expect(fieldsOf(r)).toContain('name');
+    });
+  });
+
+  describe(`[${factory.name}] v3 Project: autoMilestones ("monthly lists created automatically; applied at create"; docs/not-shown.md "Project autoMilestones")`, () => {
+    const H = harnessPerDescribe(factory);
+    const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+    const lists = async (projectId: string, token?: string) => expectOk(await H().get(`/lists?projectId=${projectId}&limit=200`, { token })).data as any[];
+
+    it('true at create: 12 milestone lists, the current month and the next 11 (UTC workspace), each with its list.created event in the create', async () => {
+      H().clock.set('2026-03-15T12:00:00.000Z');
+      const { result, events } = await during(H(), () => H().post('/projects', { name: 'Auto milestones', autoMilestones: true }));
+      const p = expectOk(result, 201);
+      expect(p.autoMilestones).toBe(true);
+      const got = await lists(p.id);
+      expect(got.map((l) => l.name)).toEqual([
+        'March 2026', 'April 2026', 'May 2026', 'June 2026', 'July 2026', 'August 2026',
+        'September 2026', 'October 2026', 'November 2026', 'December 2026', 'January 2027', 'February 2027',
+      ]);
+      got.forEach((l, i) => {
+        const start = Date.UTC(2026, 2 + i, 1);
+        const next = Date.UTC(2026, 3 + i, 1);
+        expect(l).toMatchObject({ projectId: p.id, isMilestone: true, archived: false, dependencyId: null, statusId: null, assignees: [], customFields: [], start: new Date(start).toISOString(), end: new Date(next - 1).toISOString(), order: (i + 1) * 100 });
+        // The List rule: end at least 2 days after start.
+        expect(Date.parse(l.end) - Date.parse(l.start)).toBeGreaterThanOrEqual(2 * DAY);
+        expect(l.createdByActorId).toBe(p.createdByActorId);
+      });
+      const created = ofType(events, 'list.created');
+      expect(created.map((e) => e.aggregateId).sort()).toEqual(got.map((l) => l.id).sort());
+      expect(created.every((e) => e.projectId === p.id && e.payload.list.isMilestone === true)).toBe(true);
+      expect(ofType(events, 'project.created', p.id)).toHaveLength(1);
+      expect(expectOk(await H().get(`/lists?projectId=${p.id}&isMilestone[eq]=true&limit=200`)).data).toHaveLength(12);
+    });
+
+    it('false or omitted: no list is created', async () => {
+      for (const body of [{ autoMilestones: false }, {}]) {
+        const { result, events } = await during(H(), () => H().post('/projects', { name: `No milestones ${JSON.stringify(body)}`, ...body }));
+        const p = expectOk(result, 201);
+        expect(p.autoMilestones).toBe(false);
+        expect(await lists(p.id)).toEqual([]);
+        expect(ofType(events, 'list.created')).toEqual([]);
+      }
+    });
+
+    it('applied at create only: PATCH to another value → 400 validation_failed (immutable) and no lists; the same value is accepted', async () => {
+      const p = expectOk(await H().post('/projects', { name: 'Set once' }), 201);
+      expectInvalid(await H().patch(`/projects/${p.id}`, { autoMilestones: true }), 'autoMilestones', 'immutable');
+      expect(await lists(p.id)).toEqual([]);
+      expect(expectOk(await H().get(`/projects/${p.id}`)).autoMilestones).toBe(false);
+      expect(expectOk(await H().patch(`/projects/${p.id}`, { autoMilestones: false, description: 'same value' })).autoMilestones).toBe(false);
+      const q = expectOk(await H().post('/projects', { name: 'Set once true', autoMilestones: true }), 201);
+      expectInvalid(await H().patch(`/projects/${q.id}`, { autoMilestones: false }), 'autoMilestones', 'immutable');
+      expect(await lists(q.id)).toHaveLength(12);
+      expectInvalid(await H().post('/projects', { name: 'Bad flag', autoMilestones: 'yes' }), 'autoMilestones');
+    });
+
+    it('the months run across a year end (December 2026 … November 2027)', async () => {
+      H().clock.set('2026-12-31T23:30:00.000Z');
+      const p = expectOk(await H().post('/projects', { name: 'Year end', autoMilestones: true }), 201);
+      const got = await lists(p.id);
+      expect(got.map((l) => l.name)).toEqual(['December 2026', ...MONTHS.slice(0, 11).map((m) => `${m} 2027`)]);
+      expect(got[0].start).toBe('2026-12-01T00:00:00.000Z');
+      expect(got[0].end).toBe('2026-12-31T23:59:59.999Z');
+      expect(got[1].start).toBe('2027-01-01T00:00:00.000Z');
+    });
+
+    it('calendar months of the workspace timezone: Asia/Tokyo starts a month 9 hours before UTC; America/New_York follows daylight saving', async () => {
+      const h = H();
+      const tokyo = await h.api.admin.createWorkspace({ name: 'Tokyo', timezone: 'Asia/Tokyo', owner: { name: 'Tokyo Owner' } });
+      const tokyoTok = (await h.api.admin.issueToken(tokyo.ownerMemberId, { scopes: ['read', 'write', 'delete'] })).token;
+      // 20:00 UTC on 31 March is already 1 April in Tokyo.
+      h.clock.set('2026-03-31T20:00:00.000Z');
+      const p = expectOk(await h.post('/projects', { name: 'Tokyo plan', autoMilestones: true }, { token: tokyoTok }), 201);
+      const tl = await lists(p.id, tokyoTok);
+      expect(tl[0]).toMatchObject({ name: 'April 2026', start: '2026-03-31T15:00:00.000Z', end: '2026-04-30T14:59:59.999Z' });
+      expect(tl[11]).toMatchObject({ name: 'March 2027', start: '2027-02-28T15:00:00.000Z', end: '2027-03-31T14:59:59.999Z' });
+      const ny = await h.api.admin.createWorkspace({ name: 'New York', timezone: 'America/New_York', owner: { name: 'NY Owner' } });
+      const nyTok = (await h.api.admin.issueToken(ny.ownerMemberId, { scopes: ['read', 'write', 'delete'] })).token;
+      h.clock.set('2027-02-15T12:00:00.000Z');
+      const q = expectOk(await h.post('/projects', { name: 'NY plan', autoMilestones: true }, { token: nyTok }), 201);
+      const nl = await lists(q.id, nyTok);
+      expect(nl[0]).toMatchObject({ name: 'February 2027', start: '2027-02-01T05:00:00.000Z', end: '2027-03-01T04:59:59.999Z' });
+      // Daylight saving starts on 14 March 2027: April begins at 04:00 UTC.
+      expect(nl[1]).toMatchObject({ name: 'March 2027', start: '2027-03-01T05:00:00.000Z', end: '2027-04-01T03:59:59.999Z' });
+      expect(nl[9]).toMatchObject({ name: 'November 2027', start: '2027-11-01T04:00:00.000Z', end: '2027-12-01T04:59:59.999Z' });
     });
   });
 }

@@ -11,6 +11,12 @@ import { documents } from './0008-documents';
 import { chats } from './0009-chats';
 import { filesAndMessages } from './0010-files-and-messages';
 import { projectDashboards } from './0011-project-dashboards';
+import { reminders } from './0012-reminders';
+import { forms } from './0013-forms';
+import { customFields } from './0014-custom-fields';
+import { goalsAndTime } from './0015-goals-and-time';
+import { recurringRules } from './0016-recurring-rules';
+import { checkInsAndCharts } from './0017-check-ins-and-charts';
 import { fileOwners } from './0018-file-owners';
 import { discussionChats } from './0019-discussion-chats';
 
@@ -39,6 +45,12 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0009_chats': chats(d),
     '0010_files_and_messages': filesAndMessages(d),
     '0011_project_dashboards': projectDashboards(d),
+    '0012_reminders': reminders(d),
+    '0013_forms': forms(d),
+    '0014_custom_fields': customFields(d),
+    '0015_goals_and_time': goalsAndTime(d),
+    '0016_recurring_rules': recurringRules(d),
+    '0017_check_ins_and_charts': checkInsAndCharts(d),
     '0018_file_owners': fileOwners(d),
     '0019_discussion_chats': discussionChats(d),
   };

@@ -19,3 +19,19 @@ export async function ensureMemberActor(
     .where('team_id', '=', a.teamId).where('member_id', '=', a.memberId).executeTakeFirstOrThrow();
   return row.id as string;
 }
+
+/**
+ * The id of a workspace's service actor of `type` (the reminders job's
+ * `cron` actor), creating it first when missing. Its id is derived from the
+ * workspace and the name (`id`), so concurrent runs insert one row.
+ */
+export async function ensureServiceActor(
+  trx: Kysely<any>, d: DialectSupport, table: string,
+  a: { id: string; teamId: string; type: string; displayName: string; now: number },
+): Promise<string> {
+  const ts = d.encode('timestamp', a.now);
+  await trx.insertInto(table).values({
+    id: a.id, team_id: a.teamId, type: a.type, display_name: a.displayName, member_id: null, created_at: ts, updated_at: ts,
+  }).onConflict((oc) => oc.column('id').doNothing()).execute();
+  return a.id;
+}

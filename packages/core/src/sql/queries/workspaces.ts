@@ -35,3 +35,9 @@ export async function workspaceName(db: Kysely<any>, teamId: string): Promise<st
   const ws = await db.selectFrom('workspaces').select(['id', 'name']).where('id', '=', teamId).executeTakeFirst();
   return ws?.name as string | undefined;
 }
+
+/** A workspace's timezone (an IANA name; 'UTC' unless the embedding application set another). */
+export async function workspaceTimezone(repo: Repo, teamId: string): Promise<string> {
+  const ws = await repo.db.selectFrom('workspaces').select('timezone').where('id', '=', teamId).executeTakeFirst();
+  return typeof ws?.timezone === 'string' && ws.timezone ? ws.timezone : 'UTC';
+}
