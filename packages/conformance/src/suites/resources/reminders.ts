@@ -524,6 +524,23 @@ export function remindersSuite(factory: StoreFactory): void {
       expect(fresh.date).toBe(iso(later));
     });
 
+    it('an assignee no longer active gets none; a cleared dueAt removes the overdue reminders at the next run', async () => {
+      const h = H();
+      const leaver = await memberWith(h, 'regular', 'Leaving soon');
+      ok(await h.patch(`/projects/${p.id}`, { members: [h.a.regular.id, h.a.client.id, leaver.id] }));
+      const due = h.clock.now() + 10 * MIN;
+      const t = await h.task(p.id, { name: 'Handover', dueAt: iso(due), assignees: [h.a.regular.id, leaver.id] });
+      await h.api.admin.setMemberActive(leaver.id, false);
+      h.clock.set(due + MIN);
+      const run = await during(h, () => h.api.jobs.reminders());
+      expect(ofType(run.events, 'reminder.created').map((e) => e.payload.reminder.createdById)).toEqual([h.a.regular.id]);
+      const [r] = await overdueOf(t.id, h.a.regular.token);
+      ok(await h.patch(`/tasks/${t.id}`, { dueAt: null }));
+      const cleared = await during(h, () => h.api.jobs.reminders());
+      expect(ofType(cleared.events, 'reminder.removed').map((e) => e.aggregateId)).toEqual([r.id]);
+      expect(await overdueOf(t.id, h.a.regular.token)).toEqual([]);
+    });
+
     it('read-only: PATCH and DELETE of an overdue reminder by its own recipient → 403 permission_denied and nothing changes; custom reminders beside it stay writable', async () => {
       const h = H();
       const due = h.clock.now() + 10 * MIN;
