@@ -62,8 +62,20 @@ export function postgresDialectSupport(opts: { icu: boolean }): DialectSupport {
       UNAVAILABLE_STATES.test(errCode(err)) ||
       ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND'].includes(errCode(err)) ||
       (err instanceof Error && UNAVAILABLE_MESSAGES.test(err.message)),
+    async withStatementTimeout(db, ms, fn) {
+      // SET LOCAL: the deadline ends with the (read) transaction, whichever way it ends.
+      return db.transaction().execute(async (trx) => {
+        await sql`select set_config('statement_timeout', ${String(Math.max(1, Math.ceil(ms)))}, true)`.execute(trx);
+        return fn(trx);
+      });
+    },
+    // 57014 query_canceled: what statement_timeout raises.
+    isStatementTimeout: (err) => errCode(err) === '57014',
+    // 42P01 undefined_table, 42703 undefined_column.
+    isSchemaMismatch: (err) => errCode(err) === '42P01' || errCode(err) === '42703',
     async tryLock(trx, name) {
-      const r = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(hashtext(${`pmapi:${name}`})) as ok`.execute(trx);
+      // Named within the schema in use: deployments (and test schemas) sharing one database do not hold each other up.
+      const r = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(hashtext(${`pmapi:${name}:`} || current_schema())) as ok`.execute(trx);
       return r.rows[0]?.ok === true;
     },
   };

@@ -55,6 +55,7 @@ export const sqliteDialectSupport: DialectSupport = {
   capabilities: { forUpdate: false, multiProcess: false },
   isUniqueViolation: (err) => (err as { code?: string })?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (err as { code?: string })?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
   isUnavailable: (err) => ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_CANTOPEN'].includes((err as { code?: string })?.code ?? ''),
+  isSchemaMismatch: (err) => (err as { code?: string })?.code === 'SQLITE_ERROR' && /^no such (table|column)\b/.test(String((err as { message?: string })?.message ?? '')),
 };
 
 /** json_object takes two arguments a key; SQLite's default limit on a function's arguments is 1000. */

@@ -24,6 +24,7 @@ import { remindersSuite } from './suites/resources/reminders';
 import { customFieldsSuite } from './suites/resources/custom-fields';
 import { checkInsSuite } from './suites/resources/check-ins';
 import { reportChartsSuite } from './suites/resources/report-charts';
+import { favoritesSuite } from './suites/resources/favorites';
 import { tasksSuite } from './suites/tasks';
 import { hardeningSuite } from './suites/hardening';
 import { hardeningInputSuite } from './suites/hardening-input';
@@ -39,6 +40,12 @@ import { webhooksSuite } from './suites/webhooks';
 import { oauthSuite } from './suites/oauth';
 import { registrySuite } from './suites/registry-generated';
 import { fastPathSuite } from './suites/fast-path';
+import { projectOperationsSuite } from './suites/resources/project-operations';
+import { taskOperationsSuite } from './suites/resources/task-operations';
+import { projectFoldersSuite } from './suites/resources/project-folders';
+import { taskHandoffsSuite } from './suites/resources/handoffs';
+import { presenceSuite } from './suites/resources/presence';
+import { activitySuite } from './suites/resources/activity';
 
 /** Every conformance suite, against one store factory. */
 export function runConformance(factory: StoreFactory): void {
@@ -67,6 +74,11 @@ export function runConformance(factory: StoreFactory): void {
   customFieldsSuite(factory);
   checkInsSuite(factory);
   reportChartsSuite(factory);
+  projectFoldersSuite(factory);
+  taskHandoffsSuite(factory);
+  presenceSuite(factory);
+  activitySuite(factory);
+  favoritesSuite(factory);
   tasksSuite(factory);
   hardeningSuite(factory);
   hardeningInputSuite(factory);
@@ -82,4 +94,6 @@ export function runConformance(factory: StoreFactory): void {
   oauthSuite(factory);
   registrySuite(factory);
   fastPathSuite(factory);
+  projectOperationsSuite(factory);
+  taskOperationsSuite(factory);
 }

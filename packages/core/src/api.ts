@@ -27,7 +27,7 @@ import { memoryRateLimitStore } from './limits/memory';
 import { sqlRateLimitStore } from './limits/sql';
 import { fileServices, type FileOptions, type FileServices } from './files/service';
 import { runFileJobs, sweepUploads, type FileJobsResult } from './files/jobs';
-import { runRemindersJob, type RemindersJobResult } from './jobs/reminders';
+import { runRemindersJob, type RemindersJobOptions, type RemindersJobResult } from './jobs/reminders';
 import { runRecurringJob, type RecurringJobResult } from './jobs/recurring';
 import { uploadOpen } from './sql/queries/files';
 import { BLOB_KEY_PATTERN } from './files/local';
@@ -69,6 +69,8 @@ export interface PmapiOptions {
   oauth?: OAuthOptions;
   /** File bytes: the blob store, link origin, quota, upload-from-URL fetcher and thumbnailer (see {@link FileOptions}). */
   files?: FileOptions;
+  /** How long a search operation may run before it answers 400 search_timed_out, ms (default 5000). */
+  searchTimeoutMs?: number;
 }
 
 export interface Pmapi {
@@ -90,13 +92,19 @@ export interface Pmapi {
     /**
      * Reminders (spec "Reminder"): remove overdue reminders that no longer
      * hold, create overdue reminders from passed due dates, and fire every
-     * reminder whose date has come (once each). Schedule it every minute.
+     * reminder whose date has come (once each). Schedule it every minute;
+     * a run's work is capped (`more` when it stopped there), and a run that
+     * found another runner at work answers `skipped` (Postgres).
      */
-    reminders(): Promise<RemindersJobResult>;
+    reminders(opts?: RemindersJobOptions): Promise<RemindersJobResult>;
     /**
      * Recurring rules (issue 13): create the task of every rule whose
      * nextRunAt has come (one per rule and run; never twice for one
-     * occurrence) and advance nextRunAt. Schedule it every minute.
+     * occurrence) and advance nextRunAt. Schedule it every minute. `limit`
+     * (1-1000, clamped; default 1000) bounds the due rules one run looks at.
+     * A rule that fails unexpectedly is reported to `onError` (request
+     * `{method: 'JOB', url: 'jobs.recurring'}`), counted in `errors` and
+     * tried again next run.
      */
     recurring(limit?: number): Promise<RecurringJobResult>;
   };
@@ -136,7 +144,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     o.secret === undefined ? await loadSecret(o.store, randomIds) : typeof o.secret === 'string' ? Buffer.from(o.secret, 'utf8') : o.secret;
   const basePath = o.basePath ?? '/api/v3';
   const files = fileServices(o.files ?? {}, cursorSecret ?? randomBytes(32), basePath);
-  const engine = new Engine(o.store, { registry, clock, ids, cursorSecret: cursorSecret ?? randomBytes(32), files });
+  const engine = new Engine(o.store, { registry, clock, ids, cursorSecret: cursorSecret ?? randomBytes(32), files, ...(o.searchTimeoutMs !== undefined ? { searchTimeoutMs: o.searchTimeoutMs } : {}) });
   bindWebhookRuntime(registry, {
     ...(o.webhookSender ? { sender: o.webhookSender } : {}),
     publish: (principal, events, now) => o.store.transaction((trx) => engine.flushEvents(trx, principal, events, now)),
@@ -229,7 +237,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   return {
     handle,
     ...(oauth ? { oauth } : {}),
-    admin: new Admin(o.store, clock, ids, o.defaultLabels ?? ['Bug', 'Feature', 'Urgent'], registry),
+    admin: new Admin(o.store, clock, ids, o.defaultLabels ?? ['Bug', 'Feature', 'Urgent'], registry, engine),
     jobs: {
       async purge() {
         const purged = await engine.purge(system);
@@ -240,8 +248,9 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
         return { purged, keys, rateLimits, oauth, uploads };
       },
       processFiles: (limit) => runFileJobs(engine, o.store, system, limit),
-      reminders: () => runRemindersJob(engine, o.store, system),
-      recurring: (limit) => runRecurringJob(engine, o.store, system, limit),
+      reminders: (opts) => runRemindersJob(engine, o.store, system, opts),
+      // Unexpected errors of a rule go to onError (with a stand-in request naming the job); the run goes on.
+      recurring: (limit) => runRecurringJob(engine, o.store, system, limit, (err) => (o.onError ?? ((e) => console.error('pmapi: unexpected error', e)))(err, { method: 'JOB', url: 'jobs.recurring', headers: {} })),
     },
     routes: () => routeTable(registry, customRoutes, extraPermissions),
     permissions: catalog,

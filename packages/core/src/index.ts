@@ -29,4 +29,4 @@ export { signBlobLink, verifyBlobLink, type BlobLink } from './files/links';
 export { serveBlobRequest } from './files/serve';
 export { FILE_SIZE_MAX, DEFAULT_QUOTA_BYTES, type FileOptions } from './files/service';
 export type { FileJobsResult } from './files/jobs';
-export type { RemindersJobResult } from './jobs/reminders';
+export type { RemindersJobOptions, RemindersJobResult } from './jobs/reminders';

@@ -41,9 +41,17 @@ interface World {
 
 type Fixture =
   /** The create body of the i-th record; `prev` holds the records of this resource created so far. */
-  | { create: (w: World, i: number, prev: any[]) => Promise<Record<string, unknown>> }
+  | {
+    create: (w: World, i: number, prev: any[]) => Promise<Record<string, unknown>>;
+    /** The token the i-th record is created with (default a.owner's): a resource of one record per member (presence statuses). */
+    as?: (w: World, i: number) => Promise<string>;
+  }
   /** Resources the API cannot create: ids of existing records. */
-  | { existing: (w: World) => Promise<string[]> };
+  | {
+    existing: (w: World) => Promise<string[]>;
+    /** A new record made another way (the admin API), for the checks that need one of their own (delete, restore). */
+    make?: (w: World) => Promise<string>;
+  };
 
 const FIXTURES: Record<string, Fixture> = {
   actor: {
@@ -57,6 +65,8 @@ const FIXTURES: Record<string, Fixture> = {
   },
   member: {
     existing: async (w) => [w.h.a.owner.id, w.h.a.regular.id, w.h.a.client.id],
+    // Members are added by the embedding application; removing and restoring one needs a member of its own.
+    make: async (w) => (await w.h.api.admin.addMember(w.h.a.id, { name: 'Made member', role: 'regular' })).id,
   },
   role: {
     create: async (_w, i) => ({ name: nameOf(i), initialScreen: i === 1 ? null : `screen-${i}` }),
@@ -302,6 +312,31 @@ const FIXTURES: Record<string, Fixture> = {
       };
     },
   },
+  projectFolder: {
+    // Two in the General portfolio (the default), one in another portfolio; orders unlike creation.
+    async create(w, i) {
+      const portfolios = await w.records('portfolio');
+      return { name: nameOf(i), ...(i === 2 ? { portfolioId: portfolios[0].id } : {}), ...(i === 1 ? {} : { order: [2, 0, 1][i] }) };
+    },
+  },
+  taskHandoff: {
+    // The owner (the fixtures' caller) hands tasks of the home project to the regular member and the client (both members of it).
+    async create(w, i) {
+      const tasks = await w.records('task');
+      return { taskId: tasks[i % 2].id, toMemberId: [w.h.a.regular.id, w.h.a.client.id][i % 2], ...(i === 1 ? {} : { note: `${nameOf(i)} over to you` }) };
+    },
+  },
+  presenceStatus: {
+    // One status per member: each record is a new regular member's own (everyone in the workspace reads them all).
+    async as(w, i) {
+      const m = await w.h.api.admin.addMember(w.h.a.id, { name: `Presence ${i}`, role: 'regular' });
+      return (await w.h.api.admin.issueToken(m.id, { scopes: ['read', 'write', 'delete'] })).token;
+    },
+    create: async (w, i) => ({
+      text: nameOf(i), availability: (['busy', 'available', 'doNotDisturb'] as const)[i % 3], ...(i === 1 ? {} : { emoji: ['🌴', '🤒', '📅'][i % 3] }),
+      ...(i === 1 ? {} : { until: at(w.h.clock.now() + ([2, 1, 3][i] ?? 4 + i) * DAY) }),
+    }),
+  },
   timeEntry: {
     // The owner's (the fixtures' caller) entries: the regular and client roles lack viewTimeReports, so their reads answer 404 and their lists are empty.
     async create(w, i) {
@@ -311,6 +346,20 @@ const FIXTURES: Record<string, Fixture> = {
         taskId: tasks[i % 2].id, startAt: at(start), endAt: at(start + ([1, 2, 0.5][i] ?? 1) * 3600 * 1000),
         billable: i === 1, ...(i === 2 ? {} : { description: `${nameOf(i)} work` }),
       };
+    },
+  },
+  favoriteFolder: {
+    // Personal (the owner's, the fixtures' caller): the other roles' reads answer 404. Ranks unlike creation; the second appends.
+    create: async (_w, i) => ({ name: nameOf(i), ...(i === 1 ? {} : { order: [2, 0, 1.5][i] ?? 10 + i }) }),
+  },
+  favorite: {
+    // The owner's: the home project filed in a folder, then fresh tasks (one favorite per record), unfiled or filed.
+    async create(w, i) {
+      const p = await w.home();
+      const folders = await w.records('favoriteFolder');
+      if (i === 0) return { targetType: 'project', targetId: p.id, favoriteFolderId: folders[0].id };
+      const t = await w.h.task(p.id, { name: `favorite target ${i}` });
+      return { targetType: 'task', targetId: t.id, ...(i === 2 ? { favoriteFolderId: folders[1].id, order: 0.5 } : {}) };
     },
   },
 };
@@ -334,7 +383,7 @@ function world(h: Harness): World {
     const body = await fx.create(w, i, prev);
     // distinct createdAt/updatedAt for every record
     h.clock.advance(1000);
-    const r = await h.post(`/${res.path}`, body);
+    const r = await h.post(`/${res.path}`, body, fx.as ? { token: await fx.as(w, i) } : {});
     if (r.status !== 201) throw new Error(`fixture ${name} #${i}: POST /${res.path} ${JSON.stringify(body)} → ${r.status} ${JSON.stringify(r.body)}`);
     return r.body;
   }
@@ -374,6 +423,8 @@ function world(h: Harness): World {
     },
     async fresh(name) {
       const prev = await w.records(name);
+      const fx = fixtureOf(name);
+      if ('make' in fx && fx.make) return (await h.get(`/${resOf(name).path}/${await fx.make(w)}`)).body;
       return createOne(name, prev);
     },
   };

@@ -145,6 +145,59 @@ export function webhooksSuite(factory: StoreFactory): void {
       }
     });
 
+    it('the project and task operations and the task relations emit their catalog events: project.addMember, project.removeMember, project.transfer, task.createTree, task.connectedTasks.*, task.hiddenFor.* (issue 14 part d)', async () => {
+      const c = eventCatalog(h.api.registry);
+      const seen = new Set((await h.outbox()).map((e) => e.eventId as string));
+      const p = await h.project({ name: 'Operations catalog' });
+      await h.post(`/projects/${p.id}/add-member`, { memberId: h.a.regular.id });
+      await h.post(`/projects/${p.id}/remove-member`, { memberId: h.a.regular.id });
+      await h.post(`/projects/${p.id}/transfer`, { ownerId: h.a.regular.id });
+      const tree = (await h.post('/tasks/tree', { name: 'Root', projectId: p.id, subtasks: [{ name: 'Child' }] })).body;
+      const [child] = tree.subtasks;
+      await h.post(`/tasks/${tree.id}/connected-tasks`, { ids: [child.id] });
+      await h.del(`/tasks/${tree.id}/connected-tasks`, { body: { ids: [child.id] } });
+      await h.post(`/tasks/${tree.id}/hidden-for`, { ids: [h.a.roleIds.client] });
+      await h.patch(`/tasks/${tree.id}`, { hiddenFor: [] });
+      const events = (await h.outbox()).filter((e) => !seen.has(e.eventId));
+      const types = new Set(events.map((e) => e.type as string));
+      for (const name of [
+        'project.addMember', 'project.removeMember', 'project.transfer', 'project.members.added', 'project.members.removed', 'task.createTree', 'task.created',
+        'task.connectedTasks.added', 'task.connectedTasks.removed', 'task.hiddenFor.added', 'task.hiddenFor.removed',
+      ]) {
+        expect(types.has(name), name).toBe(true);
+        expect(c.has(name), name).toBe(true);
+      }
+      for (const name of types) expect(c.has(name), name).toBe(true);
+      // Operation events carry the operation's answer under the resource key.
+      expect(events.find((e) => e.type === 'task.createTree').payload.task).toEqual(tree);
+      expect(events.find((e) => e.type === 'project.transfer').payload.project.ownerId).toBe(h.a.regular.id);
+    });
+
+    it('member emits all five lifecycle events, each a catalog name: admin add (created), PATCH (updated), DELETE (removed), restore (restored), purge (force_deleted) (issue 14)', async () => {
+      // A harness of its own: this test moves the clock past the retention.
+      const h = await harness(factory);
+      try {
+        const c = eventCatalog(h.api.registry);
+        const seen = new Set((await h.outbox()).map((e) => e.eventId as string));
+        const m = await h.api.admin.addMember(h.a.id, { name: 'Lifecycle Member' });
+        await h.patch(`/members/${m.id}`, { role: 'client' });
+        await h.del(`/members/${m.id}`);
+        await h.post(`/members/${m.id}/restore`);
+        await h.del(`/members/${m.id}`);
+        h.clock.advance(31 * 24 * 3600 * 1000);
+        await h.api.jobs.purge();
+        const events = (await h.outbox()).filter((e) => !seen.has(e.eventId) && e.aggregateId === m.id);
+        const types = events.map((e) => e.type as string);
+        for (const action of ['created', 'updated', 'removed', 'restored', 'force_deleted']) {
+          expect(types, `member.${action}`).toContain(`member.${action}`);
+          expect(c.has(`member.${action}`), `member.${action}`).toBe(true);
+        }
+        for (const e of events) expect(e.payload.member.id).toBe(m.id);
+      } finally {
+        await h.close();
+      }
+    });
+
     it('every event recurring rules and the recurring-task job emit (lifecycle of recurringRule, the tasks it creates, rule deletion) is a catalog name (issue 13)', async () => {
       const c = eventCatalog(h.api.registry);
       const seen = new Set((await h.outbox()).map((e) => e.eventId as string));
@@ -264,6 +317,64 @@ export function webhooksSuite(factory: StoreFactory): void {
       for (const name of ['form.created', 'form.removed', 'form.restored', 'form.force_deleted']) expect(types.filter((t) => t === name), name).toHaveLength(name === 'form.removed' ? 2 : 1);
       for (const name of types) expect(c.has(name), name).toBe(true);
       expect(c.lifecycle.filter((n) => n.startsWith('form.')).sort()).toEqual(['form.created', 'form.force_deleted', 'form.removed', 'form.restored', 'form.updated']);
+    });
+
+    it('every event favorites and favorite folders emit (API writes, a folder delete unfiling, a target deleted for good) is a catalog name (issue 14)', async () => {
+      const c = eventCatalog(h.api.registry);
+      const seen = new Set((await h.outbox()).map((e) => e.eventId as string));
+      const p = await h.project({ name: 'Favorite events' });
+      const t = await h.task(p.id);
+      const folder = (await h.post('/favorite-folders', { name: 'Sidebar' })).body;
+      await h.patch(`/favorite-folders/${folder.id}`, { name: 'Sidebar 2' });
+      const onProject = (await h.post('/favorites', { targetType: 'project', targetId: p.id, favoriteFolderId: folder.id })).body;
+      const onTask = (await h.post('/favorites', { targetType: 'task', targetId: t.id })).body;
+      await h.patch(`/favorites/${onTask.id}`, { order: 3 });
+      await h.del(`/favorite-folders/${folder.id}`);
+      await h.del(`/tasks/${t.id}`);
+      await h.del(`/favorites/${onProject.id}`);
+      const events = (await h.outbox()).filter((e) => !seen.has(e.eventId));
+      const types = new Set(events.map((e) => e.type as string));
+      for (const name of ['favoriteFolder.created', 'favoriteFolder.updated', 'favoriteFolder.removed', 'favorite.created', 'favorite.updated', 'favorite.removed']) {
+        expect(types.has(name), name).toBe(true);
+      }
+      // The folder delete unfiled the project's favorite (favorite.updated); the task delete removed the task's (favorite.removed).
+      expect(events.some((e) => e.type === 'favorite.updated' && e.aggregateId === onProject.id && e.payload.favorite.favoriteFolderId === null)).toBe(true);
+      expect(events.filter((e) => e.type === 'favorite.removed').map((e) => e.aggregateId).sort()).toEqual([onProject.id, onTask.id].sort());
+      for (const name of types) expect(c.has(name), name).toBe(true);
+      for (const r of ['favorite', 'favoriteFolder']) {
+        expect(c.lifecycle.filter((n) => n.startsWith(`${r}.`)).sort()).toEqual(['created', 'force_deleted', 'removed', 'restored', 'updated'].map((a) => `${r}.${a}`));
+      }
+    });
+
+    it('every event project folders, task handoffs and presence statuses emit (API writes, a folder delete unfiling, a handoff accepted, a task delete) is a catalog name (issue 14 part b)', async () => {
+      const c = eventCatalog(h.api.registry);
+      const seen = new Set((await h.outbox()).map((e) => e.eventId as string));
+      const folder = (await h.post('/project-folders', { name: 'Catalog folder' })).body;
+      await h.patch(`/project-folders/${folder.id}`, { name: 'Catalog folder 2' });
+      const p = await h.project({ name: 'Handoff events', projectFolderId: folder.id, members: [h.a.owner.id, h.a.regular.id] });
+      await h.del(`/project-folders/${folder.id}`);
+      const t = await h.task(p.id, { assignees: [h.a.owner.id] });
+      const handoff = (await h.post('/task-handoffs', { taskId: t.id, toMemberId: h.a.regular.id, note: 'yours' })).body;
+      await h.patch(`/task-handoffs/${handoff.id}`, { status: 'accepted' }, { token: h.a.regular.token });
+      const other = await h.task(p.id);
+      const doomed = (await h.post('/task-handoffs', { taskId: other.id, toMemberId: h.a.regular.id })).body;
+      await h.del(`/tasks/${other.id}`);
+      const status = (await h.post('/presence-statuses', { text: 'Catalog' }, { token: h.a.regular.token })).body;
+      await h.patch(`/presence-statuses/${status.id}`, { availability: 'busy' }, { token: h.a.regular.token });
+      await h.del(`/presence-statuses/${status.id}`, { token: h.a.regular.token });
+      const events = (await h.outbox()).filter((e) => !seen.has(e.eventId));
+      const types = new Set(events.map((e) => e.type as string));
+      for (const name of [
+        'projectFolder.created', 'projectFolder.updated', 'projectFolder.removed', 'taskHandoff.created', 'taskHandoff.updated', 'taskHandoff.removed',
+        'presenceStatus.created', 'presenceStatus.updated', 'presenceStatus.removed', 'task.assignees.added', 'task.assignees.removed',
+      ]) expect(types.has(name), name).toBe(true);
+      // The folder delete unfiled the project (project.updated); the task delete removed its handoff.
+      expect(events.some((e) => e.type === 'project.updated' && e.aggregateId === p.id && e.payload.project.projectFolderId === null)).toBe(true);
+      expect(events.some((e) => e.type === 'taskHandoff.removed' && e.aggregateId === doomed.id)).toBe(true);
+      for (const name of types) expect(c.has(name), name).toBe(true);
+      for (const r of ['projectFolder', 'taskHandoff', 'presenceStatus']) {
+        expect(c.lifecycle.filter((n) => n.startsWith(`${r}.`)).sort()).toEqual(['created', 'force_deleted', 'removed', 'restored', 'updated'].map((a) => `${r}.${a}`));
+      }
     });
   });
 

@@ -11,13 +11,20 @@ import { Repo } from '../sql/repo';
 import { seedRecord } from '../services/records';
 import { insertWorkspace, setAllowCompletingBlockedTasks, setWorkspaceOwner } from '../sql/queries/workspaces';
 import { setWorkspaceQuota } from '../sql/queries/files';
-import { insertUser, insertUserIfAbsent, setMemberActive, teamOfMember } from '../sql/queries/members';
+import { insertUser, insertUserIfAbsent, membershipsOfUser, revokeMemberTokens, scrubMember, scrubUser, setMemberActive, teamOfMember } from '../sql/queries/members';
+import { tombstoneMemberActor } from '../sql/queries/actors';
+import { announce } from '../services/records';
+import type { Engine } from '../services/engine';
+import type { PendingEvent, Principal } from '../services/context';
 import { roleIdByName } from '../sql/queries/roles';
 import { revokeToken } from '../sql/queries/tokens';
 
 /** The four built-in roles (spec "Role"); their permission lists arrive with access control. */
 export const BUILTIN_ROLES = ['owner', 'manager', 'regular', 'client'] as const;
 export type BuiltinRole = (typeof BUILTIN_ROLES)[number];
+
+/** The display name an erased person's actor and membership keep (spec "Actor": a placeholder label). */
+export const ERASED_NAME = 'Deleted user';
 
 export interface WorkspaceInfo {
   id: string;
@@ -51,6 +58,8 @@ export class Admin {
     private readonly ids: IdGenerator,
     private readonly defaultLabels: readonly string[],
     private readonly registry: Registry,
+    /** Writes the admin's events (`member.*`) to the outbox; without it the admin emits none. */
+    private readonly engine?: Engine,
   ) {}
 
   private get d() {
@@ -82,7 +91,7 @@ export class Admin {
     });
   }
 
-  private async insertMember(trx: Kysely<any>, teamId: string, m: { name: string; email?: string; userId?: string; role: string }, roleId: string, now: number): Promise<MemberInfo> {
+  private async insertMember(trx: Kysely<any>, teamId: string, m: { name: string; email?: string; userId?: string; role: string; type?: 'agent' | 'automation' }, roleId: string, now: number): Promise<MemberInfo> {
     let userId = m.userId;
     if (!userId) {
       userId = this.ids.id();
@@ -92,7 +101,7 @@ export class Admin {
       await insertUserIfAbsent(trx, this.d, { id: userId, name: m.name, email: m.email ?? null, now });
     }
     const member = await seedRecord(new Repo(trx, this.d), this.ids, this.registry.get('member'), teamId, {
-      userId, name: m.name, email: m.email ?? null, roleId, role: m.role, active: true,
+      userId, name: m.name, email: m.email ?? null, roleId, role: m.role, active: true, type: m.type ?? 'human', purgeAt: null, deletedById: null,
     }, now);
     return { id: member.id, userId, teamId, name: m.name, role: m.role };
   }
@@ -104,13 +113,104 @@ export class Admin {
       // Locked: a concurrent delete of the role waits for us (or we see it gone).
       const roleId = await roleIdByName(trx, this.d, teamId, role);
       if (!roleId) throw new Error(`pmapi admin: workspace ${teamId} has no role '${role}'`);
-      return this.insertMember(trx, teamId, { ...input, role }, roleId, this.clock.now());
+      const member = await this.insertMember(trx, teamId, { ...input, role }, roleId, this.clock.now());
+      await this.announceMember(trx, teamId, member.id, 'created');
+      return member;
+    });
+  }
+
+  /**
+   * Emit `member.{action}` for a membership as it now is, triggered by the
+   * system (spec "Events": admin changes are no v3 caller's).
+   */
+  private async announceMember(trx: Kysely<any>, teamId: string, memberId: string, action: 'created' | 'updated'): Promise<void> {
+    if (!this.engine) return;
+    const principal: Principal = {
+      teamId, memberId: '', userId: '', memberName: 'system', role: 'system', roleId: '', permissions: new Set(), tokenId: '', scopes: new Set(), actorId: null,
+    };
+    const events: PendingEvent[] = [];
+    const ctx = this.engine.writeContext(principal, trx, events);
+    const res = this.registry.get('member');
+    const rec = await ctx.repo.get(res, teamId, memberId, { includeTrashed: true });
+    if (!rec) return;
+    await announce(ctx, res, rec, action);
+    await this.engine.flushEvents(trx, principal, events, ctx.now);
+  }
+
+  /**
+   * Credentials for an agent (an AI or bot acting on its own account) or an
+   * automation (a rule engine of the embedding application): a membership of
+   * type `agent` or `automation` with a role (default `regular`), and a
+   * personal access token with `scopes`, returned once. Its writes carry
+   * actor type `agent`/`automation`; its events' triggeredBy is
+   * `{source: "agent", agentId}` or `{source: "system"}`. Manage it as a
+   * member (PATCH /members/{id} role or active, DELETE); more tokens with
+   * `issueToken(memberId, …)`. docs/not-shown.md "Agents and automations".
+   *
+   * @example
+   * const bot = await api.admin.createAgent({ teamId: ws.id, name: 'Triage bot', scopes: ['tasks:write'] });
+   */
+  async createAgent(input: {
+    teamId: string; name: string; type?: 'agent' | 'automation'; role?: string;
+    scopes: readonly string[]; tokenName?: string; expiresAt?: Date | number | string;
+  }): Promise<{ memberId: string; agentId: string | null; type: 'agent' | 'automation'; tokenId: string; token: string }> {
+    const type = input.type ?? 'agent';
+    if (type !== 'agent' && type !== 'automation') throw new Error(`pmapi admin: an agent's type is agent or automation, not '${String(type)}'`);
+    const name = typeof input.name === 'string' ? input.name.trim() : '';
+    if (name.length === 0 || name.length > 100) throw new Error('pmapi admin: an agent needs a name of 1-100 characters');
+    for (const s of input.scopes) if (!isValidScope(s)) throw new Error(`pmapi admin: invalid scope '${s}'`);
+    if (input.scopes.length === 0) throw new Error('pmapi admin: an agent token needs at least one scope');
+    const role = input.role ?? 'regular';
+    if (role === 'owner') throw new Error('pmapi admin: the owner role belongs to the workspace owner alone');
+    return this.store.transaction(async (trx) => {
+      const now = this.clock.now();
+      const roleId = await roleIdByName(trx, this.d, input.teamId, role);
+      if (!roleId) throw new Error(`pmapi admin: workspace ${input.teamId} has no role '${role}'`);
+      const member = await this.insertMember(trx, input.teamId, { name, role, type }, roleId, now);
+      const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt).getTime();
+      const { token, prefix, hash } = newPersonalToken(this.ids);
+      const { id: tokenId } = await seedRecord(new Repo(trx, this.d), this.ids, this.registry.get('personalAccessToken'), input.teamId, {
+        memberId: member.id, scopes: [...new Set(input.scopes)], name: input.tokenName ?? name, expiresAt, prefix, hash, lastUsedAt: null, revokedAt: null,
+      }, now);
+      await this.announceMember(trx, input.teamId, member.id, 'created');
+      return { memberId: member.id, agentId: type === 'agent' ? member.id : null, type, tokenId, token };
+    });
+  }
+
+  /**
+   * Erase a person (spec "Actor"): in every workspace they belong to, their
+   * actor is tombstoned (`tombstonedAt` set, `displayName` the placeholder
+   * "Deleted user", `memberId` null), their membership keeps its id but loses
+   * its name and e-mail and becomes inactive, and their tokens are revoked.
+   * Records pointing at the actor or the membership keep their ids; each
+   * membership emits `member.updated`. docs/not-shown.md "Members management".
+   */
+  async erasePerson(userId: string): Promise<{ memberIds: string[]; actorIds: string[] }> {
+    return this.store.transaction(async (trx) => {
+      const now = this.clock.now();
+      const memberships = await membershipsOfUser(trx, userId);
+      if (memberships.length === 0) throw new Error(`pmapi admin: no person ${userId}`);
+      const actorIds: string[] = [];
+      const actors = this.registry.get('actor').table;
+      for (const m of memberships) {
+        const actorId = await tombstoneMemberActor(trx, this.d, actors, { teamId: m.teamId, memberId: m.id, placeholder: ERASED_NAME, now });
+        if (actorId) actorIds.push(actorId);
+        await scrubMember(trx, this.d, m.id, ERASED_NAME, now);
+        await revokeMemberTokens(trx, this.d, m.id, now);
+        await this.announceMember(trx, m.teamId, m.id, 'updated');
+      }
+      await scrubUser(trx, userId, ERASED_NAME);
+      return { memberIds: memberships.map((m) => m.id), actorIds };
     });
   }
 
   /** Deactivate (or reactivate) a member; their tokens then answer 401 token_owner_inactive. */
   async setMemberActive(memberId: string, active: boolean): Promise<void> {
-    await setMemberActive(this.store.db, this.d, memberId, active, this.clock.now());
+    await this.store.transaction(async (trx) => {
+      await setMemberActive(trx, this.d, memberId, active, this.clock.now());
+      const teamId = await teamOfMember(trx, memberId);
+      if (teamId !== undefined) await this.announceMember(trx, teamId, memberId, 'updated');
+    });
   }
 
   /** Workspace settings the rules read. */

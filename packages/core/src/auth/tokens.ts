@@ -60,7 +60,8 @@ export async function authenticate(db: Kysely<any>, d: DialectSupport, token: st
   if (row.expires_at !== null && (d.decode('timestamp', row.expires_at) as number) <= now) {
     throw new ProblemError('token_expired', 'The token has expired', {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
   }
-  if (!d.decode('boolean', row.active)) {
+  // Deactivated, or removed from the workspace (trashed): spec "Errors", token_owner_inactive.
+  if (!d.decode('boolean', row.active) || (row.member_purge_at ?? null) !== null) {
     throw new ProblemError('token_owner_inactive', "The token's owner is deactivated", {}, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
   }
   const lastUsed = row.last_used_at === null ? null : (d.decode('timestamp', row.last_used_at) as number);
@@ -85,5 +86,6 @@ export async function authenticate(db: Kysely<any>, d: DialectSupport, token: st
     ...(row.kind === 'oauth' ? { via: 'oauth' as const } : {}),
     scopes: new Set(d.decode('json', row.scopes) as string[]),
     actorId: (row.actor_id as string | null) ?? null,
+    ...(row.member_type === 'agent' || row.member_type === 'automation' ? { identity: row.member_type as 'agent' | 'automation', actorId: null } : {}),
   };
 }

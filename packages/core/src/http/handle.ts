@@ -220,6 +220,12 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       if (store.dialect.isUnavailable(err)) {
         return problem(new ProblemError('service_unavailable', 'The database is unavailable; retry shortly', {}, { 'retry-after': '1' }), path, requestId, extra);
       }
+      // A resource whose storage does not match its declaration (registered without its migration): the
+      // transaction rolled back; the operator hears of it, the client learns a retry will not help.
+      if (store.dialect.isSchemaMismatch?.(err)) {
+        o.onError(err, req);
+        return problem(new ProblemError('resource_misconfigured', 'The server cannot process this resource (its storage does not match its declaration); retrying will not help'), path, requestId, extra);
+      }
       o.onError(err, req);
       return problem(new ProblemError('internal_error', errorCodes.internal_error.title), path, requestId, extra);
     }
@@ -241,7 +247,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       };
       const run = (ctx: WriteContextT, body: unknown, prepared?: unknown) => {
         check(body);
-        return r.run(ctx, { params, query, body, prepared });
+        return r.run(ctx, { params, query, body, prepared, engine });
       };
       if (!r.write) return run(engine.writeContext(principal, store.db, []), r.noBody ? parseBody(req) : undefined);
       if (!r.prepare) return runWrite(req, principal, run);

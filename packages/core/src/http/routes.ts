@@ -1,6 +1,6 @@
 import type { ScopeAction } from '../auth/scopes';
 import type { Registry } from '../resources/registry';
-import type { OpResult } from '../services/engine';
+import type { Engine, OpResult } from '../services/engine';
 import type { ReadContext, WriteContext } from '../services/context';
 
 /** The scope (and role permission of the same name) a route needs. */
@@ -56,6 +56,8 @@ export interface RouteArgs {
   body: unknown;
   /** What `prepare` produced (write routes that declare it). */
   prepared?: unknown;
+  /** The standard operations, for routes that create records the standard way (the task tree). Given to `run`. */
+  engine?: Engine;
 }
 
 /** One row of the route table: what a request needs to be let in. */

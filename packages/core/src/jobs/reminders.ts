@@ -7,7 +7,9 @@ import type { SqlStore } from '../sql/dialect';
 import { Repo } from '../sql/repo';
 import { announce, insertRecord, stampChange } from '../services/records';
 import { ensureServiceActor } from '../sql/queries/actors';
-import { dueReminders, staleOverdueReminders, tasksNeedingOverdue } from '../sql/queries/reminders';
+import {
+  dropOrphanOverdueChecks, dueReminders, markOverdueChecked, overdueRecipients, staleOverdueReminders, tasksNeedingOverdue,
+} from '../sql/queries/reminders';
 import { effectivePermissions } from '../auth/roles';
 import { ProblemError } from '../errors/problem';
 
@@ -16,33 +18,59 @@ import { ProblemError } from '../errors/problem';
  * service from due dates; a reminder that comes due produces its
  * notification). Every decision: docs/not-shown.md "Reminders". One run:
  *
- * 1. removes overdue reminders that no longer hold: their task is completed,
- *    or its dueAt was cleared or changed (`reminder.removed`);
- * 2. creates an overdue reminder for each task whose dueAt has passed and
- *    that is not completed and has none for that dueAt yet: one per assignee
- *    (the task's creator when it has none) who is an active member able to
- *    open the task's project; `date` is the task's dueAt (`reminder.created`);
+ * 1. removes overdue reminders that no longer hold (`reminder.removed`): their
+ *    task is gone, completed or archived, its dueAt was cleared or changed,
+ *    its project is trashed or archived, or the recipient is no longer an
+ *    assignee (the creator, for a task without assignees), no longer an
+ *    active member, or can no longer open the project;
+ * 2. creates an overdue reminder for each task whose dueAt has passed, not
+ *    completed nor archived, in a live, unarchived project, that has none
+ *    for that dueAt yet: one per assignee (the task's creator when it has
+ *    none) who is an active member able to open the task's project; `date`
+ *    is the task's dueAt (`reminder.created`). The task is re-read under a
+ *    row lock first, so a delete committing meanwhile is seen. A task with
+ *    nobody to remind is marked checked for its dueAt and not scanned again;
  * 3. fires every reminder whose date has come and that has not fired: it
  *    stamps `firedAt` and emits `reminder.updated` once, to the creator's
- *    webhooks only (the reminder is private to them).
+ *    webhooks only (the reminder is private to them). A reminder whose
+ *    creator is no longer active or can no longer open its project is
+ *    removed instead (`reminder.removed`), never fired.
  *
- * Writes are attributed to the workspace's `cron` actor ("Reminders") and
- * the events' triggeredBy is the system. Time comes from the injected clock
- * only. Running it twice creates, removes and fires nothing twice; one
- * runner at a time across processes (a second one skips, Postgres).
+ * Each step handles at most `maxBatches` batches of `batch` rows a run
+ * (`more` says a run stopped there). Writes are attributed to the
+ * workspace's `cron` actor ("Reminders") and the events' triggeredBy is the
+ * system. Time comes from the injected clock only. Running it twice creates,
+ * removes and fires nothing twice (an overdue reminder is unique per task,
+ * recipient and dueAt; firing re-reads the row under its lock). On Postgres
+ * each batch's transaction takes a lock named for the job in the schema in
+ * use: batches of two runners never interleave, and a runner that finds
+ * another's batch in progress stops and answers `skipped: true`.
  */
 
 export interface RemindersJobResult {
   /** Overdue reminders created. */
   created: number;
-  /** Overdue reminders removed because their task was completed or its dueAt changed. */
+  /** Reminders removed: overdue ones that no longer hold, and ones whose creator can no longer be told. */
   removed: number;
   /** Reminders that came due and fired (their `reminder.updated` notification). */
   fired: number;
+  /** True when another runner held the job (Postgres): this run stopped there; the other one carries on. */
+  skipped: boolean;
+  /** True when a step stopped at its cap for one run: there is more to do at the next run. */
+  more: boolean;
+}
+
+export interface RemindersJobOptions {
+  /** Rows handled per transaction (default 200). */
+  batch?: number;
+  /** Batches each step handles at most per run (default 10). */
+  maxBatches?: number;
 }
 
 /** Rows handled per transaction. */
 const BATCH = 200;
+/** Batches each step handles at most per run: a run's work is bounded whatever the backlog. */
+const MAX_BATCHES = 10;
 export const REMINDERS_ACTOR_NAME = 'Reminders';
 
 /** The id of a workspace's reminders actor: a UUID derived from the workspace, so every process agrees on it. */
@@ -52,8 +80,10 @@ export function remindersActorId(teamId: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-export async function runRemindersJob(engine: Engine, store: SqlStore, system: Principal): Promise<RemindersJobResult> {
-  const out: RemindersJobResult = { created: 0, removed: 0, fired: 0 };
+export async function runRemindersJob(engine: Engine, store: SqlStore, system: Principal, opts: RemindersJobOptions = {}): Promise<RemindersJobResult> {
+  const out: RemindersJobResult = { created: 0, removed: 0, fired: 0, skipped: false, more: false };
+  const size = Math.max(1, opts.batch ?? BATCH);
+  const maxBatches = Math.max(1, opts.maxBatches ?? MAX_BATCHES);
   const now = engine.config.clock.now();
   const { registry } = engine.config;
   const d = store.dialect;
@@ -95,98 +125,119 @@ export async function runRemindersJob(engine: Engine, store: SqlStore, system: P
     });
   }
 
-  // 1. Overdue reminders that no longer hold.
-  for (;;) {
-    const n = await batch(async (trx, ctxOf) => {
-      const rows = await staleOverdueReminders(trx, d, rem, tasks, BATCH);
-      const repo = new Repo(trx, d);
-      for (const row of rows) {
-        const rec = repo.decode(rem, row);
-        const ctx = await ctxOf(row.team_id as string);
-        await announce(ctx, rem, rec, 'removed');
-        await engine.destroy(ctx, rem, rec);
+  /** Run `step` batch after batch until it handles fewer than a batch, at most `maxBatches` times; false when another runner holds the job. */
+  async function steps(step: Parameters<typeof batch>[0]): Promise<boolean> {
+    for (let i = 0; ; i++) {
+      if (i === maxBatches) {
+        out.more = true;
+        return true;
       }
-      return rows.length;
-    });
-    if (n === false) return out;
-    out.removed += n;
-    if (n < BATCH) break;
+      const n = await batch(step);
+      if (n === false) {
+        out.skipped = true;
+        return false;
+      }
+      if (n < size) return true;
+    }
   }
 
-  // 2. Tasks past their dueAt, not completed, without an overdue reminder for that dueAt (visited once a run, in id order).
+  async function remove(ctx: WriteContext, rec: Rec): Promise<void> {
+    await announce(ctx, rem, rec, 'removed');
+    await engine.destroy(ctx, rem, rec);
+    out.removed++;
+  }
+
+  // 1. Overdue reminders that no longer hold; then marker rows of tasks deleted since.
+  const removedAll = await steps(async (trx, ctxOf) => {
+    const rows = await staleOverdueReminders(trx, d, rem, tasks, size);
+    const repo = new Repo(trx, d);
+    for (const row of rows) await remove(await ctxOf(row.team_id as string), repo.decode(rem, row));
+    if (rows.length < size) await dropOrphanOverdueChecks(trx, tasks, size);
+    return rows.length;
+  });
+  if (!removedAll) return out;
+
+  // 2. Tasks past their dueAt, not completed, without an overdue reminder for that dueAt nor a check mark (visited once a run, in id order).
   let after = '';
-  for (;;) {
-    const n = await batch(async (trx, ctxOf) => {
-      const rows = await tasksNeedingOverdue(trx, d, rem, tasks, now, after, BATCH);
-      const repo = new Repo(trx, d);
-      for (const row of rows) {
-        const task = repo.decode(tasks, row);
-        const ctx = await ctxOf(row.team_id as string);
-        for (const memberId of await recipients(engine, ctx, task)) {
-          await insertRecord(ctx, 'reminder', {
-            date: task.dueAt, taskId: task.id, type: 'overdue', createdById: memberId, projectId: task.projectId, firedAt: null, personal: true,
-          });
-          out.created++;
-        }
-        after = task.id;
+  const createdAll = await steps(async (trx, ctxOf) => {
+    const rows = await tasksNeedingOverdue(trx, d, rem, tasks, now, after, size);
+    if (rows.length === 0) return 0;
+    after = rows[rows.length - 1]!.id as string;
+    const repo = new Repo(trx, d);
+    // Re-read each task under its row lock: a delete, completion or dueAt change that committed since the scan is seen, one still running is waited for.
+    const byTeam = new Map<string, Rec[]>();
+    for (const r of rows) byTeam.set(r.team_id as string, [...(byTeam.get(r.team_id as string) ?? []), repo.decode(tasks, r)]);
+    const held: Array<{ task: Rec; teamId: string }> = [];
+    for (const [teamId, list] of byTeam) {
+      const locked = new Map((await repo.getMany(tasks, teamId, list.map((t) => t.id), undefined, { lock: 'update' })).map((t) => [t.id, t]));
+      for (const t of list) {
+        const cur = locked.get(t.id);
+        if (cur && cur.dueAt === t.dueAt && typeof cur.dueAt === 'number' && cur.dueAt <= now && cur.completed !== true && cur.archived !== true) held.push({ task: cur, teamId });
       }
-      return rows.length;
-    });
-    if (n === false) return out;
-    if (n < BATCH) break;
-  }
+    }
+    const pairs = await overdueRecipients(trx, d, tasks, held.map((x) => x.task.id));
+    const unchecked: Array<{ taskId: string; teamId: string; dueAt: number }> = [];
+    for (const { task, teamId } of held) {
+      const ctx = await ctxOf(teamId);
+      const who = pairs.filter((x) => x.taskId === task.id);
+      if (who.length === 0) unchecked.push({ taskId: task.id, teamId, dueAt: task.dueAt as number });
+      for (const { memberId } of who) {
+        await insertRecord(ctx, 'reminder', {
+          date: task.dueAt, taskId: task.id, type: 'overdue', createdById: memberId, projectId: task.projectId, firedAt: null, personal: true,
+        });
+        out.created++;
+      }
+    }
+    await markOverdueChecked(trx, d, unchecked);
+    return rows.length;
+  });
+  if (!createdAll) return out;
 
-  // 3. Reminders that came due: each fires once.
-  for (;;) {
-    const n = await batch(async (trx, ctxOf) => {
-      const rows = await dueReminders(trx, d, rem, now, BATCH);
-      for (const row of rows) {
-        const ctx = await ctxOf(row.team_id as string);
-        // Under the row lock a PATCH of date also takes: a reminder re-armed meanwhile is left for its new date.
-        const rec = await ctx.repo.get(rem, ctx.teamId, row.id as string, { lock: true });
-        if (!rec || rec.firedAt !== null || (rec.date as number) > now) continue;
-        const fired = await stampChange(ctx, rem, rec, { firedAt: now });
-        await announce(ctx, rem, fired, 'updated');
-        out.fired++;
+  // 3. Reminders that came due: each fires once, if its creator can still be told.
+  const told = new Map<string, boolean>();
+  await steps(async (trx, ctxOf) => {
+    const rows = await dueReminders(trx, d, rem, now, size);
+    for (const row of rows) {
+      const ctx = await ctxOf(row.team_id as string);
+      // Under the row lock a PATCH of date also takes: a reminder re-armed meanwhile is left for its new date.
+      const rec = await ctx.repo.get(rem, ctx.teamId, row.id as string, { lock: true });
+      if (!rec || rec.firedAt !== null || (rec.date as number) > now) continue;
+      const key = `${rec.createdById}:${rec.projectId}`;
+      let ok = told.get(key);
+      if (ok === undefined) told.set(key, (ok = await canBeTold(engine, ctx, rec.createdById as string, rec.projectId as string | null)));
+      if (!ok) {
+        await remove(ctx, rec);
+        continue;
       }
-      return rows.length;
-    });
-    if (n === false) return out;
-    if (n < BATCH) break;
-  }
+      const fired = await stampChange(ctx, rem, rec, { firedAt: now });
+      await announce(ctx, rem, fired, 'updated');
+      out.fired++;
+    }
+    return rows.length;
+  });
   return out;
 }
 
 /**
- * Who is told that a task is overdue: its assignees, or its creator when it
- * has none; only active members of the workspace who can open the task's
- * project (a reminder is never made for someone who could not read it).
+ * May this member still be told about a reminder of this project: an active
+ * member of the workspace who can open the project (trashed ones count, as
+ * for any read of their rows)?
  */
-async function recipients(engine: Engine, ctx: WriteContext, task: Rec): Promise<string[]> {
+async function canBeTold(engine: Engine, ctx: WriteContext, memberId: string, projectId: string | null): Promise<boolean> {
   const { registry } = engine.config;
-  const assignees = (await ctx.repo.linksOf('task.assignees', [task.id])).get(task.id) ?? [];
-  const wanted = assignees.length ? assignees : typeof task.createdById === 'string' ? [task.createdById] : [];
-  if (wanted.length === 0) return [];
-  const members = await ctx.repo.getMany(registry.get('member'), ctx.teamId, wanted);
-  const out: string[] = [];
-  for (const id of wanted) {
-    const m = members.find((x) => x.id === id);
-    if (!m || m.active !== true) continue;
-    const role = await ctx.repo.get(registry.get('role'), ctx.teamId, m.roleId as string);
-    const principal: Principal = {
-      teamId: ctx.teamId, memberId: m.id, userId: m.userId as string, memberName: m.name as string, role: m.role as string, roleId: m.roleId as string,
-      permissions: new Set(role ? effectivePermissions(registry, role) : []), tokenId: '', scopes: new Set(), actorId: null,
-    };
-    const access = engine.readContext(principal, ctx.db).access;
-    if (typeof task.projectId === 'string') {
-      try {
-        await access.assertProject(task.projectId);
-      } catch (err) {
-        if (err instanceof ProblemError) continue;
-        throw err;
-      }
-    }
-    out.push(m.id);
+  const m = await ctx.repo.get(registry.get('member'), ctx.teamId, memberId);
+  if (!m || m.active !== true) return false;
+  if (typeof projectId !== 'string') return true;
+  const role = await ctx.repo.get(registry.get('role'), ctx.teamId, m.roleId as string);
+  const principal: Principal = {
+    teamId: ctx.teamId, memberId: m.id, userId: m.userId as string, memberName: m.name as string, role: m.role as string, roleId: m.roleId as string,
+    permissions: new Set(role ? effectivePermissions(registry, role) : []), tokenId: '', scopes: new Set(), actorId: null,
+  };
+  try {
+    await engine.readContext(principal, ctx.db).access.assertProject(projectId);
+    return true;
+  } catch (err) {
+    if (err instanceof ProblemError) return false;
+    throw err;
   }
-  return out;
 }

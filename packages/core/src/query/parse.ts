@@ -284,6 +284,7 @@ function buildCondition(res: Resource, name: string, field: string, linkKind: st
       break;
     case 'in':
       value = splitList(key, raw).map((x) => parseValue(key, kind, x));
+      if (def.calendarDate) (value as string[]).forEach((x) => calendarDate(key, x));
       break;
     case 'contains':
     case 'startsWith':
@@ -292,8 +293,20 @@ function buildCondition(res: Resource, name: string, field: string, linkKind: st
       break;
     default:
       value = parseValue(key, kind, raw);
+      if (def.calendarDate) calendarDate(key, raw);
   }
   return { column, kind, op, value };
+}
+
+/** A filter value on a calendar-date field (`f.date`) is a real date `YYYY-MM-DD`, else 400 invalid_query_param. */
+function calendarDate(key: string, raw: string): void {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(raw);
+  const [y, mo, d] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [0, 0, 0];
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo - 1] ?? 0;
+  if (!m || d < 1 || d > days) {
+    throw invalid(key, 'a calendar date YYYY-MM-DD', `${key} takes a calendar date YYYY-MM-DD`);
+  }
 }
 
 function splitList(key: string, raw: string): string[] {

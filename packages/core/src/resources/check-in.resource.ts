@@ -121,6 +121,8 @@ export const checkInRequestResource = defineResource({
       schedule({ ...current, ...patch }, patch);
     },
     async beforeDestroy(ctx, rec) {
+      // Destroyed with its project (a purge): its check-ins go too, each with checkIn.removed and no checkIn.updated first.
+      if (await projectGoing(ctx, rec.projectId as string)) return;
       await forgetRequest(ctx, rec.id);
     },
   },
@@ -135,6 +137,12 @@ function schedule(merged: { frequency?: string | null; startAt?: number | null; 
   if (typeof merged.endAt === 'number' && typeof merged.startAt === 'number' && merged.endAt <= merged.startAt) {
     throw fieldError('endAt', 'before_start', 'endAt must be after startAt');
   }
+}
+
+/** Is this project being removed for good (purged: past its purgeAt) in this write? */
+async function projectGoing(ctx: WriteContext, projectId: string): Promise<boolean> {
+  const project = await ctx.repo.get(ctx.registry.get('project'), ctx.teamId, projectId, { includeTrashed: true });
+  return !project || (typeof project.purgeAt === 'number' && project.purgeAt <= ctx.now);
 }
 
 /** The check-ins that answered a removed request stay, answering none. */

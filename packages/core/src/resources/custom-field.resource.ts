@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ProblemError } from '../errors/problem';
+import { grants } from '../auth/scopes';
 import { defineResource, RANGE } from './define-resource';
 import { f } from './fields';
 import type { WriteContext } from './hooks';
@@ -79,7 +80,12 @@ export const customFieldResource = defineResource({
         await ctx.repo.lock('workspaces', ctx.teamId);
         await assertUniqueName(ctx, patch.name, current.projectId, current.id);
       }
-      if ('options' in patch) patch.options = resolveOptions(ctx, current.type, patch.options as OptionInput[], current.options as CustomFieldOption[]);
+      if ('options' in patch) {
+        const options = resolveOptions(ctx, current.type, patch.options as OptionInput[], current.options as CustomFieldOption[]);
+        const kept = new Set(options.map((o) => o.id));
+        if ((current.options as CustomFieldOption[]).some((o) => !kept.has(o.id))) assertMayDelete(ctx);
+        patch.options = options;
+      }
     },
     async afterUpdate(ctx, before, after) {
       // Values naming a dropdown option that is gone are cleared.
@@ -92,6 +98,19 @@ export const customFieldResource = defineResource({
     },
   },
 });
+
+/**
+ * Removing dropdown options clears their values from every row, in projects
+ * the caller may not open too: it needs what deleting the field needs, the
+ * `custom-fields:delete` permission (role and token), else 403 permission_denied.
+ */
+function assertMayDelete(ctx: WriteContext): void {
+  const { permissions, scopes } = ctx.principal;
+  if (grants(permissions, 'custom-fields', 'delete') && grants(scopes, 'custom-fields', 'delete')) return;
+  throw new ProblemError('permission_denied', 'Removing dropdown options clears their values everywhere, as deleting the field does: it needs custom-fields:delete', {
+    missingPermissions: ['custom-fields:delete'],
+  });
+}
 
 /**
  * The options a body asks for, in order: only dropdowns have options
@@ -129,7 +148,9 @@ function resolveOptions(ctx: WriteContext, type: string, sent: OptionInput[] | u
 async function assertUniqueName(ctx: WriteContext, name: string, projectId: string | null, exceptId?: string): Promise<void> {
   const same = await ctx.repo.findWhere(ctx.registry.get('customField'), ctx.teamId, { name }, exceptId ? { exceptId } : {});
   const clash = same.find((c) => projectId === null || c.projectId === null || c.projectId === projectId);
-  if (clash) {
-    throw new ProblemError('conflict', `A custom field named '${name}' already exists ${clash.projectId ? 'in this project' : 'in this workspace'}`, { field: 'name', id: clash.id });
-  }
+  if (!clash) return;
+  // A field of a project the caller cannot open is not named (no id, no project).
+  const visible = clash.projectId === null || (await ctx.access.filterRecords(ctx.registry.get('customField'), [clash])).length > 0;
+  if (!visible) throw new ProblemError('conflict', `A custom field named '${name}' already exists where this field would be shown`, { field: 'name' });
+  throw new ProblemError('conflict', `A custom field named '${name}' already exists ${clash.projectId ? `in project ${clash.projectId}` : 'in this workspace'}`, { field: 'name', id: clash.id });
 }

@@ -104,6 +104,10 @@ export const projectDashboardResource = defineResource({
       input.createdById = ctx.principal.memberId;
     },
     async beforeUpdate(ctx, current, patch) {
+      // Only its creator makes a shared dashboard private: from anyone else it would vanish for every member but the creator, the caller included.
+      if (patch.isShared === false && current.isShared !== false && current.createdById !== ctx.principal.memberId) {
+        throw new ProblemError('permission_denied', 'Only the creator of a dashboard can make it private', { missingPermissions: [], field: 'isShared' });
+      }
       if (patch.isDefault === true) {
         // States table: becoming (or staying) the default forces isShared true.
         patch.isShared = true;

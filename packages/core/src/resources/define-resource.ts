@@ -89,6 +89,13 @@ export interface ResourceHooks<R extends Rec = Rec> {
   beforeCreate?(ctx: WriteContext, input: Partial<R>): Promise<void> | void;
   /** After the row and its relations are written, in the same transaction. */
   afterCreate?(ctx: WriteContext, rec: R): Promise<void> | void;
+  /**
+   * Before an update locks its row: take the locks that must come first (the
+   * rows of other resources a body names and a concurrent removal of them
+   * locks before this row: a custom field whose deletion cleans this row).
+   * `body` is the request body as sent, not yet validated.
+   */
+  lockFirst?(ctx: WriteContext, body: unknown): Promise<void> | void;
   /** Check rules on update; `patch` holds only the sent fields and is mutable. */
   beforeUpdate?(ctx: WriteContext, current: R, patch: Partial<R>): Promise<void> | void;
   afterUpdate?(ctx: WriteContext, before: R, after: R): Promise<void> | void;
@@ -239,6 +246,13 @@ export interface ResourceSpec<F extends Record<string, FieldDef<any>> = Record<s
    * (a second DELETE keeps the first instant) and the row stays readable.
    */
   revokeField?: string;
+  /**
+   * The resource carries `createdById` and `updatedById` (member ids of the
+   * creating and the last writing member, server-set) instead of the four
+   * actor fields (spec "Conventions": favorite folders); the derived expands
+   * are `createdBy` and `updatedBy` (members) instead of the actors.
+   */
+  memberStamps?: boolean;
 }
 
 /** The common read-only fields every resource carries (spec "Conventions"). */
@@ -250,6 +264,15 @@ export const commonFields = {
   updatedByActorId: f.readOnly('text', { nullable: true }),
   createdByActorType: f.readOnly('text', { nullable: true }),
   updatedByActorType: f.readOnly('text', { nullable: true }),
+} satisfies Record<string, FieldDef>;
+
+/** The common fields of a resource declaring `memberStamps`: member ids instead of the actor fields. */
+export const memberStampFields = {
+  id: f.readOnly('text'),
+  createdAt: f.readOnly('timestamp'),
+  updatedAt: f.readOnly('timestamp'),
+  createdById: f.readOnly('text', { nullable: true }),
+  updatedById: f.readOnly('text', { nullable: true }),
 } satisfies Record<string, FieldDef>;
 
 export const softDeleteFields = {
@@ -297,7 +320,7 @@ const SORTABLE_KINDS = new Set<StorageKind>(['text', 'number', 'integer', 'boole
 export function defineResource<const F extends Record<string, FieldDef<any>>>(spec: ResourceSpec<F>): Resource {
   const softDelete = spec.softDelete ?? false;
   const fields: Record<string, FieldDef> = {
-    ...commonFields,
+    ...(spec.memberStamps ? memberStampFields : commonFields),
     ...(softDelete ? softDeleteFields : {}),
     ...spec.fields,
   };
@@ -400,8 +423,13 @@ function deriveExpands(spec: ResourceSpec, fields: Record<string, FieldDef>, sof
   const add = (name: string, e: ExpandDef) => {
     if (!(name in declared) && !(name in fields && !fields[name]!.relation)) out[name] = e;
   };
-  add('createdByActor', { kind: 'one', target: 'actor', field: 'createdByActorId' });
-  add('updatedByActor', { kind: 'one', target: 'actor', field: 'updatedByActorId' });
+  if (spec.memberStamps) {
+    add('createdBy', { kind: 'one', target: 'member', field: 'createdById' });
+    add('updatedBy', { kind: 'one', target: 'member', field: 'updatedById' });
+  } else {
+    add('createdByActor', { kind: 'one', target: 'actor', field: 'createdByActorId' });
+    add('updatedByActor', { kind: 'one', target: 'actor', field: 'updatedByActorId' });
+  }
   if (softDelete) add('deletedBy', { kind: 'one', target: 'member', field: 'deletedById' });
   for (const [key, def] of Object.entries(fields)) {
     if (def.ref && !def.relation && key.endsWith('Id') && !usesField(key)) add(key.slice(0, -2), { kind: 'one', target: def.ref, field: key });

@@ -34,6 +34,13 @@ export interface FieldDef<T = unknown> {
   relation?: string;
   /** The resource this id points to; the engine checks it exists in the workspace. */
   ref?: string;
+  /**
+   * A reference to a row of whichever resource the field named here holds
+   * (by resource name: a favorite's `targetType`); checked by the resource's
+   * own hooks. With `onDelete: 'cascade'` the row goes when that row is
+   * removed for good.
+   */
+  refTypeField?: string;
   /** `cascade`: when the referenced row is removed for good, this row goes with it (a checklist with its task). */
   onDelete?: 'cascade';
   /** false: a reference without the derived `eq|in` list filter (the spec lists none for it). */
@@ -44,6 +51,8 @@ export interface FieldDef<T = unknown> {
   retiredNames?: string[];
   /** Not part of the response (internal bookkeeping). */
   internal?: boolean;
+  /** A calendar date `YYYY-MM-DD` stored as text (`f.date`): list filters on it take only such dates (400 invalid_query_param). */
+  calendarDate?: true;
   /** Most ids a relation-backed set may hold in one body (default 150, spec "Limits"); more is `bulk_too_large`. */
   maxItems?: number;
   /** The resource a relation-backed set points at (`f.refs('assignees', { target: 'member' })`): the relation is then derived. */
@@ -92,6 +101,10 @@ export const f = {
     if (o.max !== undefined) s = s.max(o.max, `must be at most ${o.max} characters`);
     return make('text', s, o);
   },
+  /** A calendar date `YYYY-MM-DD` (spec "Conventions": fields ending in Date), stored as text; its filters take only such dates. */
+  date<O extends Opts>(o: O = {} as O): FieldDef<Nullable<string, O>> {
+    return make('text', z.iso.date({ message: 'must be a calendar date YYYY-MM-DD' }), o, { calendarDate: true });
+  },
   /** A string drawn from a closed set. */
   enum<const T extends readonly [string, ...string[]], O extends Opts>(values: T, o: O = {} as O): FieldDef<Nullable<T[number], O>> {
     return make('text', z.enum(values), o);
@@ -126,6 +139,10 @@ export const f = {
   /** An id of another resource in the same workspace. */
   ref<O extends Opts & { onDelete?: 'cascade'; filter?: false }>(target: string, o: O = {} as O): FieldDef<Nullable<string, O>> {
     return make('text', ID, o, { ref: target, ...(o.onDelete ? { onDelete: o.onDelete } : {}), ...(o.filter === false ? { filter: false as const } : {}) });
+  },
+  /** An id of a row of the resource named by the field `typeField` (a polymorphic reference; see {@link FieldDef.refTypeField}). */
+  refAny<O extends Opts & { onDelete?: 'cascade' }>(typeField: string, o: O = {} as O): FieldDef<Nullable<string, O>> {
+    return make('text', ID, o, { refTypeField: typeField, ...(o.onDelete ? { onDelete: o.onDelete } : {}) });
   },
   /** A set of ids backed by a many-to-many relation; in bodies it replaces the whole set. */
   refs(relation: string, o: Opts & { max?: number; target?: string } = {}): FieldDef<string[]> {

@@ -56,7 +56,7 @@ const notOversized = (max: number, what: string) => z.custom<unknown>((v) => Arr
 
 const choiceInput = z.strictObject({
   id: ID.optional(),
-  label: z.string().trim().min(1, 'must not be blank').max(CHOICE_LABEL_MAX, `must be at most ${CHOICE_LABEL_MAX} characters`),
+  label: z.string().trim().min(1, 'must not be blank').max(CHOICE_LABEL_MAX, `must be at most ${CHOICE_LABEL_MAX} characters`).optional(),
 });
 
 const choicesInput = notOversized(FORM_CHOICES_MAX, 'choices').pipe(
@@ -85,7 +85,8 @@ export const questionsSchema = z.array(questionInput)
  * type (`immutable`); a new question needs `type` and `title` (`required`);
  * choice types need 1-100 choices (`required`, `too_small`), other types
  * take none (`not_allowed`); choice ids likewise (`unknown_choice`,
- * `duplicate_choice`). New questions and choices get ids. The result is at
+ * `duplicate_choice`); a kept choice sent without `label` keeps its label, a
+ * new one needs it (`required`). New questions and choices get ids. The result is at
  * most {@link FORM_FIELDS_MAX_BYTES} as JSON (`too_big`).
  */
 export function resolveQuestions(ctx: WriteContext, sent: readonly QuestionInput[], current: readonly Question[]): Question[] {
@@ -137,6 +138,9 @@ function resolveChoices(ctx: WriteContext, at: string, sent: ReadonlyArray<z.out
       if (seen.has(c.id)) throw fieldError(`${at}.${j}.id`, 'duplicate_choice', 'appears twice');
       seen.add(c.id);
     }
-    return { id: c.id ?? ctx.ids.id(), label: c.label };
+    // A kept choice keeps its label unless one is sent; a new choice needs one.
+    const label = c.label ?? (c.id !== undefined ? current.find((x) => x.id === c.id)!.label : undefined);
+    if (label === undefined) throw fieldError(`${at}.${j}.label`, 'required', 'a new choice needs a label');
+    return { id: c.id ?? ctx.ids.id(), label };
   });
 }

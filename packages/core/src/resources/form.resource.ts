@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { defineResource, RANGE } from './define-resource';
+import { defineResource, RANGE, type Rec } from './define-resource';
 import { f } from './fields';
 import type { WriteContext } from './hooks';
 import { fieldError } from './rules';
-import { ProblemError } from '../errors/problem';
+import { notFound, ProblemError } from '../errors/problem';
 import { patchRecord } from '../services/records';
 import { questionsSchema, resolveQuestions, type Question, type QuestionInput } from './form-fields';
 
@@ -74,12 +74,20 @@ async function checkAutomation(ctx: WriteContext, merged: Patch, sent: Patch, ou
       errors: missing.map((k) => ({ field: k, code: 'required', message: `${k} is required when automation is task` })),
     });
   }
-  const status = await ctx.mustGet('status', merged.targetStatusId as string, 'targetStatusId');
-  const list = await ctx.mustGet('list', merged.targetListId as string, 'targetListId');
+  // Locked: a concurrent delete of the status or list waits for this write (and then releases the form), or happened first (404).
+  const status = await lockedTarget(ctx, 'status', merged.targetStatusId as string, 'targetStatusId');
+  const list = await lockedTarget(ctx, 'list', merged.targetListId as string, 'targetListId');
   if (typeof merged.projectId === 'string' && status.projectId !== merged.projectId) {
     throw fieldError('targetStatusId', 'wrong_project', 'must be a status of the form\'s project');
   }
   if (list.projectId !== status.projectId) throw fieldError('targetListId', 'wrong_project', 'must be a list of the same project as targetStatusId');
+}
+
+/** A live status or list of the workspace read under a row lock (Postgres), else 404 naming the field. */
+async function lockedTarget(ctx: WriteContext, res: 'status' | 'list', id: string, field: string): Promise<Rec> {
+  const rec = await ctx.repo.get(ctx.registry.get(res), ctx.teamId, id, { lock: true });
+  if (!rec) throw notFound(res, id, field);
+  return rec;
 }
 
 /** The public link of a shared form: stable (its key is made once, at the first share), null while not shared. */

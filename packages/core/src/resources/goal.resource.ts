@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { defineResource, RANGE } from './define-resource';
 import { f } from './fields';
 import { fieldError, nextOrder, paletteColor } from './rules';
@@ -14,9 +13,6 @@ export const GOAL_NAME_MAX = 255;
 export const GOAL_DESCRIPTION_MAX = 10_000;
 export const GOAL_UNIT_MAX = 20;
 export const GOAL_STATUSES = ['onTrack', 'atRisk', 'offTrack', 'achieved'] as const;
-
-/** A calendar date (`YYYY-MM-DD`, spec "Conventions": fields ending in Date). */
-const DATE = z.iso.date({ message: 'must be a calendar date YYYY-MM-DD' });
 
 /**
  * Goal groups: workspace-level headings goals are filed under. Hard-deleted;
@@ -76,8 +72,8 @@ export const goalResource = defineResource({
     currentValue: f.number(),
     targetValue: f.number(),
     unit: f.string({ trim: true, max: GOAL_UNIT_MAX, nullable: true }),
-    startDate: f.text(DATE, { nullable: true }),
-    dueDate: f.text(DATE, { nullable: true }),
+    startDate: f.date({ nullable: true }),
+    dueDate: f.date({ nullable: true }),
   },
   filters: {
     name: { ops: ['eq', 'contains', 'startsWith'] },

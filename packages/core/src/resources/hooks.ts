@@ -53,6 +53,12 @@ export interface Principal {
   scopes: ReadonlySet<string>;
   /** Actor id of the member, once it has written. */
   actorId: string | null;
+  /**
+   * The kind of identity behind the token (docs/not-shown.md "Agents and
+   * automations"): a person (absent or `human`), or an agent or automation
+   * whose credential the admin API issued; their writes carry that actor type.
+   */
+  identity?: 'human' | 'agent' | 'automation';
 }
 
 export interface ReadContext {
@@ -93,8 +99,13 @@ export interface WriteContext extends ReadContext {
   actor(): Promise<{ id: string; type: ActorType }>;
   /** Record an event in the outbox, in this transaction. */
   emit(event: PendingEvent): void;
-  /** Load a live row of the workspace or fail with 404 resource_not_found (naming the field, when given). */
-  mustGet(res: Resource | string, id: string, field?: string): Promise<Rec>;
+  /**
+   * Load a live row of the workspace or fail with 404 resource_not_found
+   * (naming the field, when given). `lock: 'share'`: the row is about to be
+   * referenced, so it is key-share locked where the dialect has row locks (a
+   * concurrent delete waits for this transaction, then sees the reference).
+   */
+  mustGet(res: Resource | string, id: string, field?: string, opts?: { lock?: 'share' }): Promise<Rec>;
   /** The next stamp for `updatedAt`: strictly after `previous`. */
   stamp(previous?: number): number;
   /**
@@ -109,4 +120,6 @@ export interface UpdateStamp {
   updatedAt: number;
   updatedByActorId: string;
   updatedByActorType: ActorType;
+  /** The writing member (null for the service): stored only by resources declaring `memberStamps`. */
+  updatedById?: string | null;
 }

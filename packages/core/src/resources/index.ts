@@ -27,6 +27,10 @@ import { reportChartResource } from './report-chart.resource';
 import { recurringRuleResource } from './recurring-rule.resource';
 import { goalGroupResource, goalResource } from './goal.resource';
 import { timeEntryResource } from './time-entry.resource';
+import { favoriteFolderResource, favoriteResource } from './favorite.resource';
+import { projectFolderResource } from './project-folder.resource';
+import { taskHandoffResource } from './task-handoff.resource';
+import { presenceStatusResource } from './presence-status.resource';
 import type { Resource } from './define-resource';
 
 /** Every built-in resource of the v3 API. */
@@ -40,6 +44,8 @@ export const builtinResources: readonly Resource[] = [
   checkInRequestResource, checkInResource, reportChartResource,
   recurringRuleResource,
   goalGroupResource, goalResource, timeEntryResource,
+  projectFolderResource, taskHandoffResource, presenceStatusResource,
+  favoriteFolderResource, favoriteResource,
 ];
 export {
   actorResource, memberResource, roleResource, labelResource, portfolioResource, projectResource, statusResource, listResource, taskResource, webhookResource,
@@ -51,4 +57,6 @@ export {
   checkInRequestResource, checkInResource, reportChartResource,
   recurringRuleResource,
   goalGroupResource, goalResource, timeEntryResource,
+  projectFolderResource, taskHandoffResource, presenceStatusResource,
+  favoriteFolderResource, favoriteResource,
 };

@@ -6,7 +6,7 @@ import { fieldError, nextOrder, normaliseColor, paletteColor, rejectPromotional 
 import { patchRecord } from '../services/records';
 import type { WriteContext } from './hooks';
 import { releaseFormTargets } from './form.resource';
-import { customFieldsExpand, indexCustomValues, prepareCustomValuesOnCreate, prepareCustomValuesOnUpdate } from './custom-values';
+import { customFieldsExpand, dropCustomValueIndex, indexCustomValues, lockCustomFieldsFirst, prepareCustomValuesOnCreate, prepareCustomValuesOnUpdate } from './custom-values';
 
 const TWO_DAYS = 2 * 24 * 60 * 60 * 1000;
 
@@ -73,6 +73,9 @@ export const listResource = defineResource({
     async afterCreate(ctx, rec) {
       await indexCustomValues(ctx, 'list', undefined, rec);
     },
+    async lockFirst(ctx, body) {
+      await lockCustomFieldsFirst(ctx, 'list', body);
+    },
     async beforeUpdate(ctx, current, patch) {
       if ('name' in patch) rejectPromotional('name', patch.name);
       if (typeof patch.color === 'string') patch.color = normaliseColor(patch.color);
@@ -86,10 +89,14 @@ export const listResource = defineResource({
       await indexCustomValues(ctx, 'list', before, after);
     },
     async beforeDestroy(ctx, rec) {
+      await dropCustomValueIndex(ctx, 'list', [rec.id]);
       const lists = ctx.registry.get('list');
       for (const dep of await ctx.repo.findBy(lists, ctx.teamId, 'dependency_id', [rec.id])) await patchRecord(ctx, lists, dep, { dependencyId: null });
       const tasks = ctx.registry.get('task');
       for (const t of await ctx.repo.findBy(tasks, ctx.teamId, 'list_id', [rec.id])) await patchRecord(ctx, tasks, t, { listId: null });
+      // Recurring rules that file their tasks into this list keep running without it.
+      const rules = ctx.registry.get('recurringRule');
+      for (const r of await ctx.repo.findBy(rules, ctx.teamId, 'list_id', [rec.id])) await patchRecord(ctx, rules, r, { listId: null });
       // Forms whose task automation files tasks into this list lose that automation.
       await releaseFormTargets(ctx, 'targetListId', [rec.id]);
     },

@@ -1,6 +1,13 @@
 import { defineResource, RANGE } from './define-resource';
 import { z } from 'zod';
 import { f } from './fields';
+import type { Rec } from './define-resource';
+import type { WriteContext } from './hooks';
+import { ProblemError } from '../errors/problem';
+import { fieldError } from './rules';
+import { requireHuman } from '../auth/identity';
+import { retireMember } from '../sql/queries/members';
+import { effectivePermissions, holds } from '../auth/roles';
 
 /** GET /actors/{id}: who wrote a record (spec "Actor"). */
 export const actorResource = defineResource({
@@ -22,29 +29,107 @@ export const actorResource = defineResource({
   expand: { member: { kind: 'one', target: 'member', field: 'memberId' } },
 });
 
-/** GET /members and /members/{id}: the people of the workspace (fields not shown: docs/not-shown.md). */
+/**
+ * /members: the people of the workspace, and its agents and automations
+ * (fields not shown in the spec: docs/not-shown.md "Members" and "Members
+ * management"). Managed over HTTP with the `manageMembers` role permission:
+ * PATCH changes the role (`roleId` or `role`) or `active`; DELETE removes
+ * (trash, restore within 30 days, purged after). Created by the embedding
+ * application (`api.admin.addMember`, `api.admin.createAgent`).
+ */
 export const memberResource = defineResource({
   name: 'member',
-  policy: { client: ['read'] },
   path: 'members',
-  operations: { list: true, get: true },
+  softDelete: true,
+  operations: { list: true, get: true, update: true, delete: true },
+  policy: { regular: ['read'], client: ['read'], requires: { write: ['manageMembers'], delete: ['manageMembers'] } },
   fields: {
     userId: f.readOnly('text'),
     name: f.readOnly('text'),
     email: f.readOnly('text', { nullable: true }),
-    role: f.readOnly('text'),
-    roleId: f.readOnly('text'),
-    active: f.readOnly('boolean'),
+    role: f.text(z.string({ error: 'must be a role name' }).trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters')),
+    roleId: f.text(z.string({ error: 'must be a role id' }).regex(/^[0-9A-Za-z_!]+$/, 'must be an id').max(64)),
+    active: f.boolean(),
+    /** human, agent or automation (docs/not-shown.md "Agents and automations"). */
+    type: f.readOnly('text'),
   },
   filters: {
+    purgeAt: { ops: ['null', 'notNull', ...RANGE] },
     name: { ops: ['eq', 'contains', 'startsWith'] },
     role: { ops: ['eq', 'in'] },
     roleId: { ops: ['eq', 'in'] },
     active: { ops: ['eq'] },
+    type: { ops: ['eq', 'in'] },
     createdAt: { ops: RANGE },
   },
   defaultSort: 'createdAt',
   expand: {
     roleRecord: { kind: 'one', target: 'role', field: 'roleId' },
   },
+  hooks: {
+    async beforeUpdate(ctx, current, patch) {
+      requireHuman(ctx.principal, 'manage members');
+      assertManageable(ctx, current, patch.active === false ? 'deactivate' : 'change');
+      if (patch.role !== undefined || patch.roleId !== undefined) {
+        const role = await resolveRole(ctx, patch.role, patch.roleId);
+        patch.roleId = role.id;
+        patch.role = String(role.name);
+      }
+    },
+    async beforeDelete(ctx, current) {
+      requireHuman(ctx.principal, 'manage members');
+      assertManageable(ctx, current, 'remove');
+    },
+    async beforeRestore(ctx) {
+      requireHuman(ctx.principal, 'manage members');
+    },
+    async beforeDestroy(ctx, rec) {
+      // Purged 30 days after removal: its tokens die for good, an agent's actor loses its agentId (spec "Actor").
+      await retireMember(ctx.repo, ctx.registry.get('actor').table, { id: rec.id, type: rec.type, now: ctx.now });
+    },
+  },
 });
+
+/**
+ * The workspace owner's membership (the built-in owner role) and one's own
+ * membership are not managed over v3: 403 permission_denied with an empty
+ * missingPermissions, as no permission allows it (docs/not-shown.md).
+ */
+function assertManageable(ctx: WriteContext, current: Rec, verb: string): void {
+  if (current.id === ctx.principal.memberId) {
+    throw new ProblemError('permission_denied', `A member cannot ${verb} their own membership; ask another member who holds manageMembers`, { missingPermissions: [], reason: 'self' });
+  }
+  if (current.role === 'owner') {
+    throw new ProblemError('permission_denied', `The workspace owner cannot be demoted, deactivated or removed`, { missingPermissions: [], reason: 'workspace_owner' });
+  }
+}
+
+/**
+ * The role a PATCH names (`roleId`, or `role` by name; both must agree): one
+ * of this workspace's roles (404 resource_not_found naming the field), not
+ * the built-in owner role (400 `not_allowed`: the workspace has one owner),
+ * and granting nothing the caller's own role does not (403
+ * permission_exceeds_caller_grant).
+ */
+async function resolveRole(ctx: WriteContext, name: unknown, id: unknown): Promise<Rec> {
+  const roles = ctx.registry.get('role');
+  let byName: Rec | undefined;
+  if (typeof name === 'string') {
+    [byName] = await ctx.repo.findWhere(roles, ctx.teamId, { name }, { limit: 1 });
+    if (!byName) throw new ProblemError('resource_not_found', `role: no role named '${name}' in this workspace`, { field: 'role' });
+  }
+  const role = typeof id === 'string' ? await ctx.mustGet(roles, id, 'roleId') : byName!;
+  if (byName && byName.id !== role.id) {
+    throw fieldError('role', 'mismatch', 'role and roleId name different roles; send one of them');
+  }
+  const field = typeof id === 'string' ? 'roleId' : 'role';
+  if (!role.editable && role.name === 'owner') {
+    throw fieldError(field, 'not_allowed', 'the owner role belongs to the workspace owner alone');
+  }
+  const mine = ctx.principal.permissions;
+  const beyond = effectivePermissions(ctx.registry, role).filter((p) => !holds(mine, p));
+  if (beyond.length) {
+    throw new ProblemError('permission_exceeds_caller_grant', `The role grants permissions you do not hold: ${beyond.join(', ')}`, { field, exceeding: beyond });
+  }
+  return role;
+}

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ProblemError, validationError, type FieldError } from '../errors/problem';
 import { grants, isValidScope, SCOPE_MACROS, type ScopeAction } from '../auth/scopes';
 import { newPersonalToken } from '../auth/mint';
+import { requireHuman } from '../auth/identity';
 import { iso } from '../clock/index';
 import { countActivePersonalTokens } from '../sql/queries/tokens';
 import { defineResource } from './define-resource';
@@ -140,6 +141,8 @@ export const personalAccessTokenResource = defineResource({
   defaultSort: '-createdAt',
   hooks: {
     async beforeCreate(ctx, input) {
+      // Agents and automations get their credentials from the admin API only (docs/not-shown.md "Agents and automations").
+      requireHuman(ctx.principal, 'create personal access tokens');
       const scopes = checkScopes(ctx, input.scopes ?? []);
       checkFuture(ctx, input.expiresAt);
       assertWithinCaller(ctx, scopes, 'grant scopes it does not hold:');
@@ -164,6 +167,7 @@ export const personalAccessTokenResource = defineResource({
       secrets.set(ctx, token);
     },
     async beforeUpdate(ctx, t, patch) {
+      requireHuman(ctx.principal, 'change personal access tokens');
       const status = statusOf(t, ctx.now);
       if (status !== 'active') throw new ProblemError('conflict', `The token is ${status} and can no longer change`, { status });
       const held = t.scopes as string[];
@@ -190,6 +194,9 @@ export const personalAccessTokenResource = defineResource({
           });
         }
       }
+    },
+    beforeDelete(ctx) {
+      requireHuman(ctx.principal, 'revoke personal access tokens');
     },
     present(ctx, rec, out) {
       out.status = statusOf(rec, ctx.now);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { niceIdsStartingWith } from '../sql/queries/projects';
 import { workspaceTimezone } from '../sql/queries/workspaces';
+import { civil, dayFrom, localDay, zonedInstant } from '../clock/zone';
 import { ProblemError } from '../errors/problem';
 import { defineResource, RANGE } from './define-resource';
 import { customFieldsSchema, f } from './fields';
@@ -11,7 +12,8 @@ import type { WriteContext } from './hooks';
 import { forgetThreadTasks } from './task.resource';
 import { releaseFormProject, releaseFormTargets } from './form.resource';
 import { CHAT_MEMBERS, CHAT_MUTED, CHAT_OWNERS, openDiscussion, syncDiscussion } from './chat-rooms';
-import { customFieldsExpand, indexCustomValues, prepareCustomValuesOnCreate, prepareCustomValuesOnUpdate } from './custom-values';
+import { assertFolderInPortfolio } from './project-folder.resource';
+import { customFieldsExpand, dropCustomValueIndex, indexCustomValues, lockCustomFieldsFirst, prepareCustomValuesOnCreate, prepareCustomValuesOnUpdate } from './custom-values';
 
 export const PROJECT_MODULES = ['tasks', 'milestones', 'calendar', 'documents', 'files', 'discussion', 'forms', 'home'] as const;
 /** Built-in list column keys or custom field ids, checked against the project's custom fields (resources/custom-values.ts). */
@@ -46,7 +48,8 @@ export const projectResource = defineResource({
     subtaskStatusEnabled: f.boolean(),
     queryAllFiles: f.boolean(),
     members: f.refs('members', { target: 'member' }),
-    projectFolderId: f.string({ max: 64, nullable: true }),
+    /** The folder within the portfolio (resources/project-folder.resource.ts); null is unfiled. */
+    projectFolderId: f.ref('projectFolder', { nullable: true }),
     customFields: f.json(customFieldsSchema, { nullable: true }),
     archived: f.boolean(),
     niceId: f.readOnly('text'),
@@ -60,6 +63,7 @@ export const projectResource = defineResource({
     name: { ops: ['eq', 'contains', 'startsWith'] },
     archived: { ops: ['eq'] },
     accessType: { ops: ['eq', 'in'] },
+    projectFolderId: { ops: ['eq', 'in', 'null', 'notNull'] },
     createdAt: { ops: RANGE },
   },
   sortable: ['name', 'order'],
@@ -89,6 +93,7 @@ export const projectResource = defineResource({
       if (!portfolio) throw new ProblemError('resource_not_found', `portfolioId: no portfolio '${input.portfolioId}' in this workspace`, { field: 'portfolioId', id: input.portfolioId });
       await ctx.repo.lock('workspaces', ctx.teamId);
       await assertUniqueName(ctx, input.portfolioId!, input.name!);
+      if (typeof input.projectFolderId === 'string') await assertFolderInPortfolio(ctx, input.projectFolderId, input.portfolioId!);
       input.accessType ??= 'limited';
       input.modules ??= [...PROJECT_MODULES];
       input.initials ??= initialsOf(input.name!);
@@ -103,6 +108,9 @@ export const projectResource = defineResource({
       input.taskCounter = 0;
       input.niceId = await freeNiceId(ctx, (input.initials).replace(/[^A-Za-z0-9]/g, '').toUpperCase() || 'P');
       await prepareCustomValuesOnCreate(ctx, 'project', null, input);
+    },
+    async lockFirst(ctx, body) {
+      await lockCustomFieldsFirst(ctx, 'project', body);
     },
     async afterCreate(ctx, rec) {
       await indexCustomValues(ctx, 'project', undefined, rec);
@@ -122,6 +130,7 @@ export const projectResource = defineResource({
     },
     async beforeUpdate(ctx, current, patch) {
       if (typeof patch.name === 'string' && patch.name !== current.name) await assertUniqueName(ctx, current.portfolioId, patch.name, current.id);
+      if (typeof patch.projectFolderId === 'string') await assertFolderInPortfolio(ctx, patch.projectFolderId, current.portfolioId);
       if (typeof patch.color === 'string') patch.secondaryColor = secondaryOf(patch.color);
       await prepareCustomValuesOnUpdate(ctx, 'project', current.id, current, patch);
     },
@@ -134,6 +143,7 @@ export const projectResource = defineResource({
       await assertUniqueName(ctx, rec.portfolioId, rec.name, rec.id);
     },
     async beforeDestroy(ctx, rec) {
+      await dropCustomValueIndex(ctx, 'project', [rec.id]);
       // Purge: a project's tasks, lists, statuses, documents (trashed ones too) and document folders go with it.
       for (const child of ['task', 'list', 'status', 'document', 'documentFolder']) {
         const res = ctx.registry.get(child);
@@ -148,6 +158,7 @@ export const projectResource = defineResource({
           for (let i = 0; i < ids.length; i += 500) await ctx.repo.dropLinks({ kinds: [DOCUMENT_TASK_LINK], [child === 'task' ? 'relatedIds' : 'parentIds']: ids.slice(i, i + 500) });
         }
         if (child === 'list' || child === 'status') await releaseFormTargets(ctx, child === 'list' ? 'targetListId' : 'targetStatusId', ids);
+        if (child === 'task' || child === 'list') await dropCustomValueIndex(ctx, child, ids);
         const kinds = Object.keys(res.relations ?? {}).map((r) => `${res.name}.${r}`);
         for (let i = 0; i < ids.length; i += 500) {
           await ctx.repo.dropLinks({ kinds, parentIds: ids.slice(i, i + 500) });
@@ -206,9 +217,7 @@ const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'Ju
  */
 async function createMonthlyMilestones(ctx: WriteContext, projectId: string): Promise<void> {
   const tz = await workspaceTimezone(ctx.repo, ctx.teamId);
-  const local = new Date(ctx.now + zoneOffset(tz, ctx.now));
-  const year = local.getUTCFullYear();
-  const month = local.getUTCMonth();
+  const { y: year, m: month } = civil(localDay(ctx.now, tz));
   for (let i = 0; i < AUTO_MILESTONE_MONTHS; i++) {
     const y = year + Math.floor((month + i) / 12);
     const m = (month + i) % 12;
@@ -223,23 +232,7 @@ async function createMonthlyMilestones(ctx: WriteContext, projectId: string): Pr
 
 /** The first instant of month `m` (0-11) of year `y` in zone `tz`. */
 function monthStart(tz: string, y: number, m: number): number {
-  const wall = Date.UTC(y, m, 1);
-  const first = wall - zoneOffset(tz, wall);
-  return wall - zoneOffset(tz, first);
-}
-
-/** How far the zone's wall clock is ahead of UTC at instant `t` (ms); an unknown zone counts as UTC. */
-function zoneOffset(tz: string, t: number): number {
-  let parts: Intl.DateTimeFormatPart[];
-  try {
-    parts = new Intl.DateTimeFormat('en-US', {
-      timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
-    }).formatToParts(t);
-  } catch {
-    return 0;
-  }
-  const v = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
-  return Date.UTC(v('year'), v('month') - 1, v('day'), v('hour'), v('minute'), v('second')) - (t - (((t % 1000) + 1000) % 1000));
+  return zonedInstant(dayFrom(y, m, 1), 0, tz);
 }
 
 async function freeNiceId(ctx: WriteContext, base: string): Promise<string> {

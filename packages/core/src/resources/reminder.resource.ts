@@ -3,6 +3,7 @@ import { f } from './fields';
 import { fieldError } from './rules';
 import { ProblemError } from '../errors/problem';
 import { iso } from '../clock/index';
+import { countCustomReminders } from '../sql/queries/reminders';
 
 /*
  * Reminders (spec "Reminder", "Limits": reminder date at least 5 minutes
@@ -18,6 +19,10 @@ import { iso } from '../clock/index';
 /** Spec "Limits": a reminder's date is at least 5 minutes after the request's instant (exactly 5:00 is accepted). */
 export const REMINDER_MIN_LEAD_MS = 5 * 60 * 1000;
 export const REMINDER_TYPES = ['custom', 'overdue'] as const;
+/** Most custom reminders a member keeps on one task. */
+export const REMINDERS_PER_TASK_MAX = 20;
+/** Most custom reminders a member keeps in all. */
+export const REMINDERS_PER_MEMBER_MAX = 1000;
 
 /** 400 validation_failed on `date` unless it is at least {@link REMINDER_MIN_LEAD_MS} after `now`. */
 function checkLead(date: number, now: number): void {
@@ -62,13 +67,22 @@ export const reminderResource = defineResource({
   defaultSort: 'date',
   defaultSortWithoutProject: '-updatedAt',
   hooks: {
-    beforeCreate(ctx, input) {
+    async beforeCreate(ctx, input) {
       if (input.type === 'overdue') {
         throw fieldError('type', 'not_allowed', 'overdue reminders are created by the service from task due dates; create custom ones');
       }
       input.type = 'custom';
       checkLead(input.date!, ctx.now);
-      input.createdById = ctx.principal.memberId;
+      // Bounded per member and task, so one member cannot make every write to a shared task carry thousands of reminder events.
+      const rem = ctx.registry.get('reminder');
+      const me = ctx.principal.memberId;
+      if ((await countCustomReminders(ctx.repo.db, rem, ctx.teamId, me, input.taskId as string)) >= REMINDERS_PER_TASK_MAX) {
+        throw fieldError('taskId', 'too_many_on_task', `you have ${REMINDERS_PER_TASK_MAX} reminders on this task, the most allowed; delete one first`);
+      }
+      if ((await countCustomReminders(ctx.repo.db, rem, ctx.teamId, me)) >= REMINDERS_PER_MEMBER_MAX) {
+        throw fieldError('taskId', 'too_many_reminders', `you have ${REMINDERS_PER_MEMBER_MAX} reminders, the most a member may keep; delete one first`);
+      }
+      input.createdById = me;
       input.personal = true;
       input.firedAt = null;
     },

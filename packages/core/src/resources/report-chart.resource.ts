@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ProblemError } from '../errors/problem';
 import { defineResource, RANGE, type Rec } from './define-resource';
 import { f } from './fields';
 import type { WriteContext } from './hooks';
@@ -17,16 +18,24 @@ export const REPORT_CHART_OPTIONS_MAX = 50;
 /** The relation kind linking a chart to its projects. */
 export const REPORT_CHART_PROJECTS = 'reportChart.projects';
 
-/** A calendar date (`YYYY-MM-DD`, spec "Conventions": fields ending in Date). */
-const DATE = z.iso.date({ message: 'must be a calendar date YYYY-MM-DD' });
+/** Keys an object cannot hold verbatim (a record would drop or misread them): refused as `invalid_key`. */
+export const REPORT_CHART_RESERVED_KEYS = ['__proto__', 'constructor', 'prototype'] as const;
 
 /** Display options, stored verbatim: flat keys with scalar values. */
-const optionsSchema = z.record(
+const optionsSchema = z.unknown().superRefine((o, c) => {
+  // Looked at before the record is rebuilt: `__proto__` would vanish from it silently.
+  if (!o || typeof o !== 'object' || Array.isArray(o)) return;
+  for (const k of Object.keys(o)) {
+    if ((REPORT_CHART_RESERVED_KEYS as readonly string[]).includes(k)) {
+      c.addIssue({ code: 'custom', path: [k], message: `'${k}' cannot be an option key`, params: { code: 'invalid_key' } });
+    }
+  }
+}).pipe(z.record(
   z.string().min(1).max(64),
   z.union([z.string().max(1000), z.number().finite(), z.boolean(), z.null()]),
 ).refine((o) => Object.keys(o).length <= REPORT_CHART_OPTIONS_MAX, {
   message: `must hold at most ${REPORT_CHART_OPTIONS_MAX} keys`, params: { code: 'too_big' },
-});
+}));
 
 /**
  * Report charts: a chart of one kind over one or more projects (`projects`,
@@ -43,8 +52,8 @@ export const reportChartResource = defineResource({
     name: f.string({ trim: true, min: 1, max: REPORT_CHART_NAME_MAX, required: true }),
     type: f.enum(REPORT_CHART_TYPES, { required: true }),
     projects: f.refs('projects', { target: 'project' }),
-    startDate: f.text(DATE, { nullable: true }),
-    endDate: f.text(DATE, { nullable: true }),
+    startDate: f.date({ nullable: true }),
+    endDate: f.date({ nullable: true }),
     options: f.json(optionsSchema, { nullable: true }),
     createdById: f.readOnly('text', { nullable: true }),
   },
@@ -91,9 +100,12 @@ function dateRange(merged: { startDate?: string | null; endDate?: string | null 
   }
 }
 
-/** 403 project_access_denied unless the caller opens every project the chart spans. */
+/** 403 project_access_denied (naming the first such project) unless the caller opens every project the chart spans: one query. */
 async function opensEveryProject(ctx: WriteContext, chart: Rec): Promise<void> {
   if (ctx.access.seesAll) return;
   const ids = (await ctx.repo.linksOf(REPORT_CHART_PROJECTS, [chart.id])).get(chart.id) ?? [];
-  for (const id of ids) await ctx.access.assertProject(id);
+  if (ids.length === 0) return;
+  const open = await ctx.access.filterOpen(ids);
+  const closed = ids.find((id) => !open.has(id));
+  if (closed !== undefined) throw new ProblemError('project_access_denied', `You have no access to project ${closed}`, { projectId: closed });
 }

@@ -61,3 +61,17 @@ export async function nextOrder(ctx: WriteContext, resName: string, where: Recor
   const m = await ctx.repo.max(res, ctx.teamId, 'order', where);
   return (m ?? 0) + step;
 }
+
+/**
+ * `statusId` and `listId` in `input`, when sent as ids, must be live rows of
+ * this workspace (404 `resource_not_found` naming the field) in `projectId`
+ * (400 `wrong_project`): tasks and recurring rules.
+ */
+export async function sameProject(ctx: WriteContext, projectId: string, input: Record<string, unknown>): Promise<void> {
+  for (const [field, res] of [['statusId', 'status'], ['listId', 'list']] as const) {
+    if (typeof input[field] === 'string') {
+      const r = await ctx.mustGet(res, input[field] as string, field);
+      if (r.projectId !== projectId) throw fieldError(field, 'wrong_project', `the ${res} belongs to another project`);
+    }
+  }
+}

@@ -45,8 +45,8 @@ export const statusResource = defineResource({
       input.order ??= await nextOrder(ctx, 'status', { project_id: input.projectId }, 100);
     },
     async beforeDestroy(ctx, rec) {
-      // Tasks and lists in a deleted column keep living without a status.
-      for (const name of ['task', 'list']) {
+      // Tasks, lists and recurring rules in a deleted column keep living without a status.
+      for (const name of ['task', 'list', 'recurringRule']) {
         const res = ctx.registry.get(name);
         for (const row of await ctx.repo.findBy(res, ctx.teamId, 'status_id', [rec.id])) await patchRecord(ctx, res, row, { statusId: null });
       }

@@ -3,11 +3,11 @@ import { followTaskMove, postLifecycleMessage } from './message.resource';
 import { DOCUMENT_TASK_LINK } from './document.resource';
 import { defineResource, RANGE, type Rec } from './define-resource';
 import { customFieldsSchema, f } from './fields';
-import { fieldError, rejectPromotional } from './rules';
+import { fieldError, rejectPromotional, sameProject } from './rules';
 import { announce, destroyDependants, patchRecord } from '../services/records';
 import { allowsCompletingBlockedTasks } from '../sql/queries/workspaces';
 import type { WriteContext } from './hooks';
-import { customFieldsExpand, customValuesAfterMove, indexCustomValues, prepareCustomValuesOnCreate, prepareCustomValuesOnUpdate } from './custom-values';
+import { customFieldsExpand, customValuesAfterMove, dropCustomValueIndex, indexCustomValues, lockCustomFieldsFirst, prepareCustomValuesOnCreate, prepareCustomValuesOnUpdate } from './custom-values';
 
 export const MOVE_SUBTREE_MAX = 200;
 
@@ -45,6 +45,9 @@ export const taskResource = defineResource({
     assignees: f.refs('assignees', { target: 'member' }),
     labels: f.refs('labels', { target: 'label' }),
     subscribers: f.refs('subscribers', { target: 'member' }),
+    // Task relations of spec "Events" (membership task.connectedTasks.*, task.hiddenFor.*): replace-the-set in bodies, like assignees (docs/not-shown.md "Task operations").
+    connectedTasks: f.refs('connectedTasks', { target: 'task' }),
+    hiddenFor: f.refs('hiddenFor', { target: 'role' }),
     niceId: f.readOnly('text'),
     createdById: f.readOnly('text', { nullable: true }),
   },
@@ -78,7 +81,13 @@ export const taskResource = defineResource({
     customFields: customFieldsExpand,
   },
   relations: {
-    connectedTasks: { target: 'task' },
+    connectedTasks: {
+      target: 'task',
+      // A task is not connected to itself.
+      validate: async (_ctx, parent, ids) => {
+        if (ids.includes(parent.id)) throw fieldError('connectedTasks', 'self_connection', 'a task cannot be connected to itself');
+      },
+    },
     hiddenFor: { target: 'role' },
   },
   hooks: {
@@ -160,6 +169,9 @@ export const taskResource = defineResource({
         await checkSiblingOrder(ctx, parent, (patch.order ?? current.order) as number, current.id);
       }
     },
+    async lockFirst(ctx, body) {
+      await lockCustomFieldsFirst(ctx, 'task', body);
+    },
     async afterCreate(ctx, rec) {
       await indexCustomValues(ctx, 'task', undefined, rec);
       if (typeof rec.parentTaskId === 'string') await postLifecycleMessage(ctx, { taskId: rec.parentTaskId }, 'tieTask', `<?${rec.id}> was added as a subtask`);
@@ -185,6 +197,7 @@ export const taskResource = defineResource({
         await ctx.repo.dropLinks({ kinds: ['task.connectedTasks'], relatedIds: [d.id] });
       }
       const gone = new Set(subtree.map((t) => t.id));
+      await dropCustomValueIndex(ctx, 'task', [...gone]);
       // Documents attached to these tasks stay; the attachments go.
       await ctx.repo.dropLinks({ kinds: [DOCUMENT_TASK_LINK], relatedIds: [...gone] });
       await forgetThreadTasks(ctx, [...gone]);
@@ -224,16 +237,6 @@ export async function forgetThreadTasks(ctx: WriteContext, taskIds: readonly str
 async function firstActive(ctx: WriteContext, resName: 'status' | 'list', projectId: string): Promise<Rec | undefined> {
   const [first] = await ctx.repo.findWhere(ctx.registry.get(resName), ctx.teamId, { projectId, archived: false }, { orderBy: ['order'], limit: 1 });
   return first;
-}
-
-/** statusId and listId must belong to the task's project. */
-async function sameProject(ctx: WriteContext, projectId: string, input: Record<string, unknown>) {
-  for (const [field, res] of [['statusId', 'status'], ['listId', 'list']] as const) {
-    if (typeof input[field] === 'string') {
-      const r = await ctx.mustGet(res, input[field] as string, field);
-      if (r.projectId !== projectId) throw fieldError(field, 'wrong_project', `the ${res} belongs to another project`);
-    }
-  }
 }
 
 async function checkDependency(ctx: WriteContext, dependencyId: string | null | undefined) {
@@ -316,6 +319,7 @@ async function prepareMove(ctx: WriteContext, current: Rec, patch: Record<string
 async function moveSubtree(ctx: WriteContext, before: Rec, after: Rec) {
   const tasks = ctx.registry.get('task');
   const subtree = await collectSubtree(ctx, after.id, MOVE_SUBTREE_MAX);
+  const values = await customValuesAfterMove(ctx, subtree.filter((t) => t.id !== after.id), after.projectId as string);
   for (const t of subtree) {
     if (t.id === after.id) continue;
     await patchRecord(ctx, tasks, t, {
@@ -323,7 +327,7 @@ async function moveSubtree(ctx: WriteContext, before: Rec, after: Rec) {
       niceId: await nextNiceId(ctx, after.projectId as string),
       statusId: t.statusId ? after.statusId ?? null : null,
       listId: t.listId ? after.listId ?? null : null,
-      ...(await customValuesAfterMove(ctx, t, after.projectId as string)),
+      ...values.get(t.id),
     });
   }
   void before;

@@ -9,6 +9,7 @@ import { parseListQuery } from '../query/parse';
 import { nextCursor as nextPageCursor, parsePageQuery, type PageSpec } from '../query/page';
 import { takePage, v3Page } from '../presenters/v3';
 import { countSearchMatches, searchPage, type TextSearch } from '../sql/queries/search';
+import { SEARCH_TIMEOUT_MS, withSearchDeadline } from './search-deadline';
 
 /** Search `q` bounds (spec "Standard operations" rule 9, "Limits"), in characters (code points) after trimming. */
 export const SEARCH_Q_MIN = 3;
@@ -58,7 +59,7 @@ export function searchRoute(resourcePath: string, field: string, o: { ownRowsOnl
     path: endpoint,
     scope: { resource: resourcePath, action: 'read' },
     write: false,
-    async run(ctx, { query }): Promise<OpResult> {
+    async run(ctx, { query, engine }): Promise<OpResult> {
       const res = ctx.registry.byPath.get(resourcePath)!;
       const q = parseSearchQ(query);
       if (query.has('sort')) {
@@ -94,26 +95,31 @@ export function searchRoute(resourcePath: string, field: string, o: { ownRowsOnl
       if (cursors.length > 1) throw new ProblemError('invalid_query_param', "Query parameter 'cursor' is given more than once", { name: 'cursor', allowed: 'a single value' });
       if (cursors.length === 1) cursorOnly.set('cursor', cursors[0]!);
       const paging = parsePageQuery(cursorOnly, spec, bind);
-      let after: [number, string, string] | undefined;
+      let after: [number, string] | undefined;
       if (paging.after) {
+        // The boundary is [rank] and the id: its column value is read in SQL (sql/queries/search.ts), so the cursor stays short.
         const b = paging.after.value;
-        if (!Array.isArray(b) || typeof b[0] !== 'number' || typeof b[1] !== 'string') throw new ProblemError('cursor_invalid', 'The cursor is not valid here: malformed');
-        after = [b[0], b[1], paging.after.id];
+        if (!Array.isArray(b) || b.length !== 1 || typeof b[0] !== 'number') throw new ProblemError('cursor_invalid', 'The cursor is not valid here: malformed');
+        after = [b[0], paging.after.id];
       }
 
       const search: TextSearch = { resource: res, teamId: ctx.teamId, column: res.columnOf[field]!, needle: q.toLowerCase(), conditions: plan.conditions };
-      const rows = none ? [] : await searchPage(ctx.repo, search, after, plan.limit + 1);
-      const { rows: page, hasMore } = takePage(rows, plan.limit);
-      const recs = page.map((row) => ctx.repo.decode(res, row));
-      const data = await materialize(ctx, res, recs, { expand: plan.expand, fields: plan.fields, budget: { used: 0, max: EXPAND_ROW_BUDGET } });
+      // The statements run under the search deadline (search_timed_out): routes/search-deadline.ts.
+      const { page, hasMore, recs, data, total } = await withSearchDeadline(ctx, engine?.config.searchTimeoutMs ?? SEARCH_TIMEOUT_MS, async (sctx, check) => {
+        const rows = none ? [] : await searchPage(sctx.repo, search, after, plan.limit + 1);
+        check();
+        const { rows: page, hasMore } = takePage(rows, plan.limit);
+        const recs = page.map((row) => sctx.repo.decode(res, row));
+        const data = await materialize(sctx, res, recs, { expand: plan.expand, fields: plan.fields, budget: { used: 0, max: EXPAND_ROW_BUDGET } });
+        check();
+        const total = plan.includeTotal ? (none ? 0 : await countSearchMatches(sctx.repo, search)) : undefined;
+        check();
+        return { page, hasMore, recs, data, total };
+      });
       let nextCursor: string | null = null;
       if (hasMore) {
         const last = page[page.length - 1]!;
-        nextCursor = nextPageCursor(spec, bind, undefined, [Number(last.pm_search_rank), recs[recs.length - 1]![field]], recs[recs.length - 1]!.id);
-      }
-      let total: number | undefined;
-      if (plan.includeTotal) {
-        total = none ? 0 : await countSearchMatches(ctx.repo, search);
+        nextCursor = nextPageCursor(spec, bind, undefined, [Number(last.pm_search_rank)], recs[recs.length - 1]!.id);
       }
       return v3Page({ data, ...(total !== undefined ? { total } : {}), limit: plan.limit, hasMore, nextCursor });
     },
@@ -125,4 +131,6 @@ export const searchRoutes: CustomRoute[] = [
   searchRoute('roles', 'name'),
   // Time-entry search stays on the caller's own entries whatever the role (spec "Authentication" rule 5).
   searchRoute('time-entries', 'description', { ownRowsOnly: true }),
+  // A member's own favorite folders only (they are private to their member: `privateTo`).
+  searchRoute('favorite-folders', 'name'),
 ];

@@ -10,4 +10,6 @@ export interface EngineConfig {
   /** HMAC key of list cursors. */
   cursorSecret: Uint8Array;
   files: FileServices;
+  /** How long a search may run before it answers search_timed_out, ms (routes/search-deadline.ts; default there). */
+  searchTimeoutMs?: number;
 }

@@ -4,7 +4,8 @@ import { iso } from '../clock/index';
 import type { Rec, Resource } from '../resources/define-resource';
 import { Repo } from '../sql/repo';
 import { insertOutbox } from '../sql/queries/outbox';
-import { ensureMemberActor } from '../sql/queries/actors';
+import { encodeAudience } from '../sql/queries/activity';
+import { ensureIdentityActor, ensureMemberActor } from '../sql/queries/actors';
 import { rowsDueForPurge } from '../sql/queries/purge';
 import type { LiveWebhook } from '../sql/queries/webhooks';
 import type { SqlStore } from '../sql/dialect';
@@ -46,8 +47,9 @@ export class Engine {
     const base = this.readContext(principal, trx);
     const dialect = this.store.dialect;
     let lastStamp = 0;
-    // References checked in this request (existence and project); rows looked up once.
+    // References checked in this request (existence and project); rows looked up once (again only to lock them).
     const seen = new Map<string, Rec>();
+    const locked = new Set<string>();
     const ctx: WriteContext = {
       ...base,
       db: trx,
@@ -55,6 +57,14 @@ export class Engine {
         events.push(e);
       },
       actor: async () => {
+        const identity = principal.identity;
+        if (identity === 'agent' || identity === 'automation') {
+          // An agent's or automation's credential (docs/not-shown.md "Agents and automations").
+          principal.actorId ??= await ensureIdentityActor(trx, dialect, base.registry.get('actor').table, {
+            teamId: principal.teamId, memberId: principal.memberId, type: identity, displayName: principal.memberName, now: base.now,
+          });
+          return { id: principal.actorId, type: identity as ActorType };
+        }
         if (principal.actorId) return { id: principal.actorId, type: 'human' as ActorType };
         const actors = base.registry.get('actor');
         principal.actorId = await ensureMemberActor(trx, dialect, actors.table, {
@@ -62,14 +72,16 @@ export class Engine {
         });
         return { id: principal.actorId, type: 'human' as ActorType };
       },
-      mustGet: async (r, id, field) => {
+      mustGet: async (r, id, field, opts) => {
         const res = typeof r === 'string' ? base.registry.get(r) : r;
         const memoKey = `${res.name}:${id}`;
+        const lock = opts?.lock;
         const known = seen.get(memoKey);
-        if (known) return known;
-        const rec = await base.repo.get(res, principal.teamId, id);
+        if (known && (!lock || locked.has(memoKey))) return known;
+        const rec = await base.repo.get(res, principal.teamId, id, lock ? { lock } : {});
         if (!rec) throw notFound(res.name, id, field);
         seen.set(memoKey, rec);
+        if (lock) locked.add(memoKey);
         return rec;
       },
       stamp: (previous) => {
@@ -81,7 +93,8 @@ export class Engine {
       },
       touch: async (previous) => {
         const actor = await ctx.actor();
-        return { updatedAt: ctx.stamp(previous), updatedByActorId: actor.id, updatedByActorType: actor.type };
+        // updatedById: stored only by resources declaring `memberStamps` (the others have no such column).
+        return { updatedAt: ctx.stamp(previous), updatedByActorId: actor.id, updatedByActorType: actor.type, updatedById: principal.memberId || null };
       },
     };
     return ctx;
@@ -205,8 +218,14 @@ export class Engine {
     }
   }
 
-  /** Check every id of a relation set exists in the workspace: else 404 m2m_target_not_found with `missing`. */
-  private async checkTargets(ctx: WriteContext, res: Resource, relation: string, parent: Rec | undefined, ids: string[], field?: string) {
+  /**
+   * Check every id of a relation set exists in the workspace: else 404
+   * m2m_target_not_found with `missing`. Ids in `linked` (the set as it is)
+   * may name rows no longer live (a trashed project): keeping or unlinking
+   * such a link is allowed. The targets are key-share locked (sql/repo.ts
+   * RowLock): one deleted meanwhile waits, then drops the new link.
+   */
+  private async checkTargets(ctx: WriteContext, res: Resource, relation: string, parent: Rec | undefined, ids: string[], field?: string, linked?: () => Promise<ReadonlySet<string>>) {
     const rel = res.relations![relation]!;
     if (!rel.supported) {
       if (ids.length === 0) return [];
@@ -214,10 +233,15 @@ export class Engine {
     }
     if (ids.length === 0) return [];
     const target = ctx.registry.get(rel.target);
-    const found = await ctx.repo.getMany(target, ctx.teamId, ids);
-    if (found.length !== ids.length) {
-      const have = new Set(found.map((f) => f.id));
-      const missing = ids.filter((i) => !have.has(i)).map((i) => clip(i, 100));
+    const found = await ctx.repo.getMany(target, ctx.teamId, ids, undefined, { lock: 'share' });
+    const have = new Set(found.map((f) => f.id));
+    let absent = ids.filter((i) => !have.has(i));
+    if (absent.length && linked) {
+      const already = await linked();
+      absent = absent.filter((i) => !already.has(i));
+    }
+    if (absent.length) {
+      const missing = absent.map((i) => clip(i, 100));
       if (rel.notFoundCode) throw new ProblemError(rel.notFoundCode, `${relation} holds ids that are not in this workspace`, { missing, relation });
       throw new ProblemError('m2m_target_not_found', `${missing.length} id(s) of '${relation}' do not exist in this workspace`, {
         missing, relation, ...(field ? { field } : {}),
@@ -228,13 +252,19 @@ export class Engine {
     return found;
   }
 
+  /** The ids a row's relation set holds now (live targets or not). */
+  private async linkedIds(ctx: WriteContext, res: Resource, relation: string, id: string): Promise<ReadonlySet<string>> {
+    return new Set((await ctx.repo.linksOf(`${res.name}.${relation}`, [id])).get(id) ?? []);
+  }
+
   private async checkRefs(ctx: WriteContext, res: Resource, values: Record<string, unknown>) {
     for (const [key, v] of Object.entries(values)) {
       const def = res.fields[key];
       if (def?.ref && typeof v === 'string') {
         const target = ctx.registry.get(def.ref);
         // A reference into a project the caller cannot open is refused like a direct access.
-        await ctx.access.assertRecord(target, await ctx.mustGet(target, v, key));
+        // Key-share locked: a concurrent delete of the target waits, then sees (and cascades or clears) this reference.
+        await ctx.access.assertRecord(target, await ctx.mustGet(target, v, key, { lock: 'share' }));
       }
     }
   }
@@ -246,7 +276,8 @@ export class Engine {
     // A derived project is the referenced row's (a checklist's is its task's).
     if (res.projectFrom && typeof values[res.projectFrom] === 'string') {
       const parent = ctx.registry.get(res.fields[res.projectFrom]!.ref!);
-      values[res.projectField!] = parent.projectIdOf(await ctx.mustGet(parent, values[res.projectFrom] as string, res.projectFrom));
+      // Key-share locked: a concurrent delete of the parent waits, then sees this row among its dependants.
+      values[res.projectField!] = parent.projectIdOf(await ctx.mustGet(parent, values[res.projectFrom] as string, res.projectFrom, { lock: 'share' }));
     }
     // Access first: a closed project's statuses and lists must not shape the answer.
     if (res.projectField && typeof values[res.projectField] === 'string') await ctx.access.assertProject(values[res.projectField] as string);
@@ -286,6 +317,7 @@ export class Engine {
   }
 
   async update(ctx: WriteContext, res: Resource, id: string, body: unknown, view: ReadPlan): Promise<Outcome> {
+    await res.hooks?.lockFirst?.(ctx, body);
     const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
     if (!current || unlisted(res, current)) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
@@ -306,7 +338,7 @@ export class Engine {
       await ctx.access.assertProject(patch[res.projectField] as string);
     }
     await this.checkRefs(ctx, res, patch);
-    for (const [relation, ids] of Object.entries(relations)) await this.checkTargets(ctx, res, relation, current, ids, fieldOfRelation(res, relation));
+    for (const [relation, ids] of Object.entries(relations)) await this.checkTargets(ctx, res, relation, current, ids, fieldOfRelation(res, relation), () => this.linkedIds(ctx, res, relation, id));
     await res.hooks?.beforeUpdate?.(ctx, current, patch);
     if (res.projectField && typeof patch[res.projectField] === 'string' && patch[res.projectField] !== current[res.projectField]) {
       await ctx.access.assertProject(patch[res.projectField] as string);
@@ -338,7 +370,8 @@ export class Engine {
   }
 
   async remove(ctx: WriteContext, res: Resource, id: string): Promise<Outcome> {
-    const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
+    // A row removed for good is `delete` locked (sql/repo.ts RowLock): a write referencing it (key-share lock) finishes first, and its row is then among the dependants.
+    const current = await ctx.repo.get(res, ctx.teamId, id, { lock: res.softDelete || res.revokeField ? true : 'delete' });
     if (!current || unlisted(res, current)) throw notFound(res.name, id);
     await ctx.access.assertRecord(res, current);
     if (res.revokeField) {
@@ -419,10 +452,11 @@ export class Engine {
     const kind = `${res.name}.${relation}`;
     let changed: string[];
     if (change === 'add') {
-      await this.checkTargets(ctx, res, relation, current, ids);
+      await this.checkTargets(ctx, res, relation, current, ids, undefined, () => this.linkedIds(ctx, res, relation, id));
       changed = await ctx.repo.addLinks(kind, ctx.teamId, id, ids, ctx.now);
     } else {
-      await this.checkTargets(ctx, res, relation, undefined, ids);
+      // Unlinking needs only the link: a target no longer live (a trashed project) can still be unlinked.
+      await this.checkTargets(ctx, res, relation, undefined, ids, undefined, () => this.linkedIds(ctx, res, relation, id));
       changed = await ctx.repo.removeLinks(kind, id, ids);
     }
     let rec = current;
@@ -448,15 +482,19 @@ export class Engine {
         aggregateId: e.aggregateId,
         teamId: principal.teamId,
         projectId: e.projectId,
-        triggeredBy: principal.memberId
-          ? { source: 'human', userId: principal.userId, teamMemberId: principal.memberId }
-          : { source: 'system' },
+        triggeredBy: principal.identity === 'agent'
+          ? { source: 'agent', agentId: principal.memberId }
+          : principal.memberId && principal.identity !== 'automation'
+            ? { source: 'human', userId: principal.userId, teamMemberId: principal.memberId }
+            : { source: 'system' },
         timestamp: iso(now),
         payload: e.payload,
       };
       return {
         id: eventId, team_id: principal.teamId, type: e.type, aggregate_type: e.aggregateType, aggregate_id: e.aggregateId,
         project_id: e.projectId, body: d.encode('json', envelope), created_at: d.encode('timestamp', now),
+        // What the activity feed scopes by (routes/activity.ts): who may see the event, and who wrote it.
+        audience: e.audience ? encodeAudience(e.audience) : null, member_id: principal.memberId || null,
       };
     });
     let hooks: LiveWebhook[] | undefined;

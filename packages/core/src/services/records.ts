@@ -38,7 +38,10 @@ function rowOf(res: Resource, values: Record<string, unknown>, id: string, now: 
 /** A new row written through the API: a fresh id and the common stamps of the calling actor. */
 export async function newRecord(ctx: WriteContext, res: Resource, values: Record<string, unknown>): Promise<Rec> {
   const actor = await ctx.actor();
-  return rowOf(res, values, ctx.ids.id(), ctx.stamp(), actor);
+  const rec = rowOf(res, values, ctx.ids.id(), ctx.stamp(), actor);
+  // Member stamps (`memberStamps`): the calling member, or null when the service writes.
+  if (res.memberStamps) rec.createdById = rec.updatedById = ctx.principal.memberId || null;
+  return rec;
 }
 
 /**
@@ -105,8 +108,12 @@ export async function destroyDependants(ctx: WriteContext, res: Resource, ids: r
   if (ids.length === 0) return;
   for (const other of ctx.registry.all()) {
     for (const [field, def] of Object.entries(other.fields)) {
-      if (def.ref !== res.name || def.onDelete !== 'cascade') continue;
-      const children = await ctx.repo.findBy(other, ctx.teamId, other.columnOf[field]!, ids, { includeTrashed: true });
+      if (def.onDelete !== 'cascade') continue;
+      if (def.ref !== res.name && !def.refTypeField) continue;
+      // `delete` locked (sql/repo.ts RowLock): a write referencing a child (key-share lock) finishes first, so its row is found below.
+      let children = await ctx.repo.findBy(other, ctx.teamId, other.columnOf[field]!, ids, { includeTrashed: true, lock: 'delete' });
+      // A polymorphic reference points here only where its type field names this resource.
+      if (def.refTypeField) children = children.filter((c) => c[def.refTypeField!] === res.name);
       if (children.length === 0) continue;
       for (const c of children) {
         await other.hooks?.beforeDestroy?.(ctx, c);
@@ -134,7 +141,10 @@ export async function destroyDependants(ctx: WriteContext, res: Resource, ids: r
 export async function audienceOf(ctx: WriteContext, res: Resource, rec: Rec): Promise<string[] | undefined> {
   let audience: string[] | undefined;
   const o = res.ownerRead;
-  if (o) audience = await ownerAudience(ctx, rec[o.field], o.widenedBy);
+  if (o) {
+    const projectId = res.projectField ? rec[res.projectField] : undefined;
+    audience = await ownerAudience(ctx, rec[o.field], o.widenedBy, typeof projectId === 'string' ? projectId : undefined);
+  }
   const p = res.privateTo;
   if (p && rec[p.field] === p.value) {
     const owner = typeof rec[p.owner] === 'string' ? [rec[p.owner] as string] : [];
@@ -169,13 +179,59 @@ export function eventPayload(res: Resource, shown: Record<string, unknown>): Rec
   return res.hooks?.forEvent ? res.hooks.forEvent(shown) : shown;
 }
 
-/** The owner of an `ownerRead` row and the active members whose role holds the permission that widens reads to it. */
-async function ownerAudience(ctx: WriteContext, owner: unknown, widenedBy: string): Promise<string[]> {
-  const out = new Set<string>(typeof owner === 'string' ? [owner] : []);
-  const roles = await ctx.repo.findWhere(ctx.registry.get('role'), ctx.teamId, {});
-  const widening = roles.filter((r) => effectivePermissions(ctx.registry, r).includes(widenedBy)).map((r) => r.id);
-  for (const m of await ctx.repo.findWhere(ctx.registry.get('member'), ctx.teamId, { active: true })) {
-    if (widening.includes(m.roleId as string)) out.add(m.id);
+/** An active member as audiences weigh them: role name (guests are `client`) and the role's permissions. */
+interface Reader { id: string; role: string; permissions: ReadonlySet<string> }
+
+/**
+ * What audiences read, once per write (a task deleted with 150 time entries
+ * reads roles and members once, and each project once): the active members
+ * with their roles' permissions, and per project who may open it.
+ */
+const audienceMemo = new WeakMap<WriteContext, { readers?: Promise<Reader[]>; openers: Map<string, Promise<(m: Reader) => boolean>> }>();
+
+function memoOf(ctx: WriteContext) {
+  let m = audienceMemo.get(ctx);
+  if (!m) audienceMemo.set(ctx, (m = { openers: new Map() }));
+  return m;
+}
+
+function activeReaders(ctx: WriteContext): Promise<Reader[]> {
+  const memo = memoOf(ctx);
+  memo.readers ??= (async () => {
+    const roles = new Map<string, ReadonlySet<string>>();
+    for (const r of await ctx.repo.findWhere(ctx.registry.get('role'), ctx.teamId, {})) roles.set(r.id, new Set(effectivePermissions(ctx.registry, r)));
+    const members = await ctx.repo.findWhere(ctx.registry.get('member'), ctx.teamId, { active: true });
+    return members.map((m) => ({ id: m.id, role: String(m.role), permissions: roles.get(m.roleId as string) ?? new Set<string>() }));
+  })();
+  return memo.readers;
+}
+
+/** Who may open a project: the rule of services/access.ts ProjectAccess.canOpen, for any member. */
+function projectOpeners(ctx: WriteContext, projectId: string): Promise<(m: Reader) => boolean> {
+  const memo = memoOf(ctx);
+  let p = memo.openers.get(projectId);
+  if (!p) {
+    p = (async () => {
+      const project = await ctx.repo.get(ctx.registry.get('project'), ctx.teamId, projectId, { includeTrashed: true });
+      const members = new Set(project ? (await ctx.repo.linksOf('project.members', [projectId])).get(projectId) ?? [] : []);
+      const open = !!project && (project.accessType === 'public' || project.accessType === 'workspace');
+      return (m: Reader) => m.permissions.has('viewAllProjects')
+        || (!!project && (project.ownerId === m.id || members.has(m.id) || (open && m.role !== 'client')));
+    })();
+    memo.openers.set(projectId, p);
   }
-  return [...out];
+  return p;
+}
+
+/**
+ * The owner of an `ownerRead` row and the active members whose role holds
+ * the permission that widens reads to it; of a row of a project, only those
+ * of them who may open the project (as reading the row needs).
+ */
+async function ownerAudience(ctx: WriteContext, owner: unknown, widenedBy: string, projectId?: string): Promise<string[]> {
+  const readers = await activeReaders(ctx);
+  const opens = projectId === undefined ? () => true : await projectOpeners(ctx, projectId);
+  const out: string[] = [];
+  for (const m of readers) if ((m.id === owner || m.permissions.has(widenedBy)) && opens(m)) out.push(m.id);
+  return out;
 }

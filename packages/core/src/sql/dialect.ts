@@ -56,8 +56,25 @@ export interface DialectSupport {
   /** The database cannot be reached or dropped the connection: answer 503. */
   isUnavailable(err: unknown): boolean;
   /**
+   * Optional: run `fn` with every statement it issues cancelled by the
+   * server once it runs longer than `ms` milliseconds (Postgres: a
+   * transaction-local statement_timeout); such a cancellation is
+   * `isStatementTimeout`. Where absent (SQLite runs a statement to its end
+   * in-process), callers check the elapsed time between statements instead.
+   */
+  withStatementTimeout?<T>(db: Kysely<any>, ms: number, fn: (db: Kysely<any>) => Promise<T>): Promise<T>;
+  /** The server cancelled a statement at the deadline `withStatementTimeout` set. */
+  isStatementTimeout?(err: unknown): boolean;
+  /**
+   * A statement named a table or column the database does not have: a
+   * resource declared without its migration (answered 400
+   * resource_misconfigured: retrying will not help).
+   */
+  isSchemaMismatch?(err: unknown): boolean;
+  /**
    * Take a named lock for the rest of the transaction if nobody holds it
-   * (background jobs: one runner at a time across processes). Absent where
+   * (background jobs: one runner at a time across processes); the name is
+   * taken within the schema in use (Postgres). Absent where
    * write transactions are serialised anyway (SQLite).
    */
   tryLock?(trx: Kysely<any>, name: string): Promise<boolean>;

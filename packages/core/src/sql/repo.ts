@@ -9,6 +9,19 @@ import { iso } from '../clock/index';
 /** The key under which a record read with `links` carries its relations' ids: `{ [kind]: ids }`, kind = `{resource}.{relation}`. */
 export const LINKS = '@links';
 
+/**
+ * A row lock, where the dialect has them (`capabilities.forUpdate`; SQLite
+ * serialises writers instead):
+ * - `update` (`FOR NO KEY UPDATE`): the row is about to change; writers of it take turns;
+ * - `delete` (`FOR UPDATE`): the row is about to go (with its dependants);
+ * - `share` (`FOR KEY SHARE`): a write is about to reference the row. A
+ *   concurrent delete waits until that write commits, then sees (and
+ *   cascades or clears) the new reference; writers that only change the row
+ *   (`update`) are not held up, so a write that references a row and then
+ *   changes it cannot deadlock with another doing the same.
+ */
+export type RowLock = 'update' | 'delete' | 'share';
+
 /** What a `links` read selects beside a resource's rows: each relation's link kind and the column its ids come back under. */
 const linkSpecsOf = new WeakMap<Resource, ReadonlyArray<{ kind: string; alias: string }>>();
 function linkSpecs(res: Resource): ReadonlyArray<{ kind: string; alias: string }> {
@@ -149,30 +162,38 @@ export class Repo {
       this.db.insertInto(res.table).values(values));
   }
 
-  /** One row by id. Trashed rows only with `includeTrashed`; `lock` takes a row lock where the dialect has them. */
-  async get(res: Resource, teamId: string, id: string, opts: { includeTrashed?: boolean; lock?: boolean; links?: boolean } = {}): Promise<Rec | undefined> {
+  /**
+   * One row by id. Trashed rows only with `includeTrashed`; `lock` takes a row
+   * lock where the dialect has them ({@link RowLock}; `true` is `update`).
+   */
+  async get(res: Resource, teamId: string, id: string, opts: { includeTrashed?: boolean; lock?: boolean | RowLock; links?: boolean } = {}): Promise<Rec | undefined> {
     // A string no id can be (a path segment like `%00`) is simply not found: no statement runs.
     if (!res.isId(id)) return undefined;
     const live = res.softDelete && !opts.includeTrashed;
-    const lock = !!opts.lock && this.dialect.capabilities.forUpdate;
+    const lock = this.rowLock(opts.lock === true ? 'update' : opts.lock || undefined);
     const links = !!opts.links && hasLinks(res);
     const row = await this.rawGet(res, teamId, id, { live, lock, links });
     return row ? this.decodeLinked(res, row, links) : undefined;
   }
 
   /** One row by id as the driver gives it (`select *`, with the relation ids where the resource has any, unless told). */
-  private async rawGet(res: Resource, teamId: string, id: string, o: { live?: boolean; lock?: boolean; links?: boolean } = {}): Promise<Record<string, unknown> | undefined> {
+  private async rawGet(res: Resource, teamId: string, id: string, o: { live?: boolean; lock?: RowLock | undefined; links?: boolean } = {}): Promise<Record<string, unknown> | undefined> {
     const live = o.live ?? res.softDelete;
-    const lock = !!o.lock;
+    const lock = o.lock;
     const links = o.links ?? hasLinks(res);
     const key = `get:${res.table}#${resourceKey(res)}:${live}:${lock}:${links}`;
     const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, key, [id, teamId, ...fixedValues(res)], () => {
       let q = fixed(res, this.withLinks(res, this.db.selectFrom(res.table).selectAll(), links).where('id', '=', id).where('team_id', '=', teamId));
       if (live) q = q.where('purge_at', 'is', null);
-      if (lock) q = q.forUpdate();
+      q = withRowLock(q, lock);
       return q;
     });
     return r.rows[0];
+  }
+
+  /** The row lock to take where the dialect has row locks (`capabilities.forUpdate`); none where writers are serialised. */
+  private rowLock(lock: RowLock | undefined): RowLock | undefined {
+    return lock && this.dialect.capabilities.forUpdate ? lock : undefined;
   }
 
   /**
@@ -206,39 +227,41 @@ export class Repo {
   /** Hold a row lock on `table.id` until the transaction ends (a no-op where writers are serialised). */
   async lock(table: string, id: string): Promise<void> {
     if (!this.dialect.capabilities.forUpdate) return;
-    await runCached(this.db, this.dialect.name, `lock:${table}`, [id], () => this.db.selectFrom(table).select('id').where('id', '=', id).forUpdate());
+    // An `update` lock ({@link RowLock}): holders take turns, and rows merely referenced (key-share locked) do not hold them up.
+    await runCached(this.db, this.dialect.name, `lock:${table}`, [id], () => this.db.selectFrom(table).select('id').where('id', '=', id).forNoKeyUpdate());
   }
 
-  /** Live rows with these ids (order not kept). */
-  async getMany(res: Resource, teamId: string, ids: readonly string[], extra?: Condition[], opts: { links?: boolean } = {}): Promise<Rec[]> {
+  /** Live rows with these ids (order not kept); `lock` locks them ({@link RowLock}). */
+  async getMany(res: Resource, teamId: string, ids: readonly string[], extra?: Condition[], opts: { links?: boolean; lock?: RowLock } = {}): Promise<Rec[]> {
     const links = !!opts.links && hasLinks(res);
-    const rows = await this.rawMany(res, teamId, ids, extra, links);
+    const rows = await this.rawMany(res, teamId, ids, extra, links, this.rowLock(opts.lock));
     return rows.map((r) => this.decodeLinked(res, r, links));
   }
 
   /** Live rows with these ids as the driver gives them ({@link CHUNK} ids a statement), with the relation ids unless told. */
-  private async rawMany(res: Resource, teamId: string, ids: readonly string[], extra?: Condition[], links = hasLinks(res)): Promise<Record<string, unknown>[]> {
+  private async rawMany(res: Resource, teamId: string, ids: readonly string[], extra?: Condition[], links = hasLinks(res), lock?: RowLock): Promise<Record<string, unknown>[]> {
     ids = ids.filter((id) => res.isId(id));
     if (ids.length === 0) return [];
     if (ids.length > CHUNK) {
       const out: Record<string, unknown>[] = [];
-      for (let i = 0; i < ids.length; i += CHUNK) out.push(...(await this.rawMany(res, teamId, ids.slice(i, i + CHUNK), extra, links)));
+      for (let i = 0; i < ids.length; i += CHUNK) out.push(...(await this.rawMany(res, teamId, ids.slice(i, i + CHUNK), extra, links, lock)));
       return out;
     }
     const build = () => {
       let q = fixed(res, this.withLinks(res, this.db.selectFrom(res.table).selectAll(), links).where('team_id', '=', teamId).where('id', 'in', ids as string[]));
       if (res.softDelete) q = q.where('purge_at', 'is', null);
       if (extra?.length) q = q.where((eb) => eb.and(extra.map((c) => this.condition(eb, c))));
+      q = withRowLock(q, lock);
       return q;
     };
     if (extra?.length) return (await build().execute()) as Record<string, unknown>[];
     // Without extra conditions the SQL depends only on the resource and the number of ids: compiled once.
-    const key = `many:${res.table}#${resourceKey(res)}:${links}:${ids.length}`;
+    const key = `many:${res.table}#${resourceKey(res)}:${links}:${ids.length}:${lock ?? ''}`;
     return (await runCached<Record<string, unknown>>(this.db, this.dialect.name, key, [teamId, ...ids, ...fixedValues(res)], build)).rows;
   }
 
   /** Live rows whose `column` is one of `values`. */
-  async findBy(res: Resource, teamId: string, column: string, values: readonly unknown[], opts: { orderBy?: string; limit?: number; includeTrashed?: boolean } = {}): Promise<Rec[]> {
+  async findBy(res: Resource, teamId: string, column: string, values: readonly unknown[], opts: { orderBy?: string; limit?: number; includeTrashed?: boolean; lock?: RowLock } = {}): Promise<Rec[]> {
     if (values.length > CHUNK && !opts.limit && !opts.orderBy) {
       const out: Rec[] = [];
       for (let i = 0; i < values.length; i += CHUNK) out.push(...(await this.findBy(res, teamId, column, values.slice(i, i + CHUNK), opts)));
@@ -249,6 +272,7 @@ export class Repo {
     if (res.softDelete && !opts.includeTrashed) q = q.where('purge_at', 'is', null);
     if (opts.orderBy) q = q.orderBy(opts.orderBy).orderBy('id');
     if (opts.limit) q = q.limit(opts.limit);
+    q = withRowLock(q, this.rowLock(opts.lock));
     const rows = await q.execute();
     return rows.map((r) => this.decode(res, r));
   }
@@ -647,6 +671,13 @@ export class Repo {
     return new Set(rows.map((r) => r.parent_id as string));
   }
 
+  /** The parents linked to `relatedId` through links of `kind`, in id order (one query on the links_related index). */
+  async parentsOf(kind: string, relatedId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('links').select('parent_id')
+      .where('kind', '=', kind).where('related_id', '=', relatedId).orderBy('parent_id').execute();
+    return rows.map((r) => r.parent_id as string);
+  }
+
   /** The links of these parents with when each was made (ms), in insertion order. */
   async linkRows(kind: string, parentIds: readonly string[]): Promise<Array<{ parentId: string; relatedId: string; createdAt: number }>> {
     if (parentIds.length === 0) return [];
@@ -741,4 +772,12 @@ function pageShape(plan: ListPlan): string {
 /** Escape `%`, `_` and `\` for a LIKE pattern with `ESCAPE '\'`. */
 export function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** The locking clause of a {@link RowLock}. */
+function withRowLock<Q extends SelectQueryBuilder<any, any, any>>(q: Q, lock: RowLock | undefined): Q {
+  if (lock === 'update') return q.forNoKeyUpdate() as Q;
+  if (lock === 'delete') return q.forUpdate() as Q;
+  if (lock === 'share') return q.forKeyShare() as Q;
+  return q;
 }

@@ -29,12 +29,15 @@ export async function enqueueWebhookJobs(
   if (hooks.length === 0) return 0;
   const ts = d.encode('timestamp', now);
   const rows: Record<string, unknown>[] = [];
+  // Each audience as a set, once per event (not searched once per webhook).
+  const audiences = due.map((e) => (e.audience ? new Set(e.audience) : undefined));
   for (const hook of hooks) {
     const patterns = (d.decode('json', hook.events) as string[] | null) ?? [];
     if (patterns.length === 0) continue;
-    for (const e of due) {
+    for (const [i, e] of due.entries()) {
       if (!matchesAny(patterns, e.type)) continue;
-      if (e.audience && !(typeof hook.created_by_id === 'string' && e.audience.includes(hook.created_by_id))) continue;
+      const audience = audiences[i];
+      if (audience && !(typeof hook.created_by_id === 'string' && audience.has(hook.created_by_id))) continue;
       rows.push({
         id: `${hook.id}:${e.id}`, team_id: teamId, webhook_id: hook.id, event_id: e.id, event_type: e.type, attempts: 0,
         status: 'pending', next_attempt_at: ts, lease_until: null, lease_token: null, created_at: ts, updated_at: ts,

@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { harness, type Harness, type StoreFactory } from '../../kit';
-import { UUID, problem } from './helpers';
+import { UUID, problem, iso, expectOk as ok, expectProblem } from './helpers';
+import { during, harnessPerDescribe, ofType } from '../shared';
 
 export function actorsSuite(factory: StoreFactory): void {
   describe(`[${factory.name}] v3 Actor (GET /actors/{id}; one human actor per member)`, () => {
@@ -61,6 +62,149 @@ export function actorsSuite(factory: StoreFactory): void {
       expect(problem(r)).toEqual({ status: 404, code: 'resource_not_found' });
       const own = await h.get(`/actors/${pb.body.createdByActorId}`, { token: h.b.owner.token });
       expect(own.body.memberId).toBe(h.b.owner.id);
+    });
+  });
+  actorErasureAndAgents(factory);
+}
+
+function actorErasureAndAgents(factory: StoreFactory): void {
+  describe(`[${factory.name}] v3 Actor: erasure (tombstonedAt set, displayName a placeholder, memberId null; records keep their actor ids)`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('api.admin.erasePerson tombstones the actor, scrubs the membership (member.updated), revokes the tokens, and every record keeps pointing at the actor', async () => {
+      const h = H();
+      const m = await h.api.admin.addMember(h.a.id, { name: 'Erin Erased', email: 'erin@alpha.test', role: 'regular' });
+      const tok = await h.api.admin.issueToken(m.id, { scopes: ['read', 'write'] });
+      const p = await h.project({ name: 'Erasure P', members: [m.id] });
+      const t = await h.task(p.id, { name: 'by Erin' }, tok.token);
+      const actorId = t.createdByActorId;
+      expect(ok(await h.get(`/actors/${actorId}`))).toMatchObject({ type: 'human', displayName: 'Erin Erased', memberId: m.id, tombstonedAt: null });
+      h.clock.advance(5000);
+      const { result, events } = await during(h, () => h.api.admin.erasePerson(m.userId));
+      expect(result).toEqual({ memberIds: [m.id], actorIds: [actorId] });
+      const actor = ok(await h.get(`/actors/${actorId}`));
+      expect(actor).toMatchObject({ id: actorId, type: 'human', displayName: 'Deleted user', memberId: null, agentId: null, tombstonedAt: iso(h.clock.now()) });
+      expect(JSON.stringify(actor)).not.toContain('Erin');
+      // The records that point at the actor are intact.
+      const task = ok(await h.get(`/tasks/${t.id}?expand=createdByActor`));
+      expect(task.createdByActorId).toBe(actorId);
+      expect(task.createdByActorType).toBe('human');
+      expect(task.createdByActor).toMatchObject({ id: actorId, displayName: 'Deleted user', tombstonedAt: iso(h.clock.now()) });
+      // The membership keeps its id (records name it) without the person's data.
+      const member = ok(await h.get(`/members/${m.id}`));
+      expect(member).toMatchObject({ id: m.id, name: 'Deleted user', email: null, active: false });
+      const upd = ofType(events, 'member.updated', m.id);
+      expect(upd).toHaveLength(1);
+      expect(upd[0].payload.member.name).toBe('Deleted user');
+      expect(JSON.stringify(events)).not.toContain('Erin');
+      expectProblem(await h.get('/projects', { token: tok.token }), 401, 'invalid_token');
+    });
+
+    it('a person who never wrote has no actor to tombstone; an unknown person is refused', async () => {
+      const h = H();
+      const m = await h.api.admin.addMember(h.a.id, { name: 'Silent', role: 'client' });
+      expect(await h.api.admin.erasePerson(m.userId)).toEqual({ memberIds: [m.id], actorIds: [] });
+      await expect(h.api.admin.erasePerson('nosuchuser123')).rejects.toThrow();
+    });
+  });
+
+  describe(`[${factory.name}] v3 Actor: agents and automations hold credentials from the admin API (actor types agent/automation; triggeredBy agent/system)`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it("an agent's writes carry actor type agent; its actor has agentId and no memberId; its events' triggeredBy is {source: agent, agentId}", async () => {
+      const h = H();
+      const bot = await h.api.admin.createAgent({ teamId: h.a.id, name: 'Triage bot', role: 'manager', scopes: ['read', 'write'] });
+      expect(bot).toMatchObject({ type: 'agent', agentId: bot.memberId });
+      expect(bot.token).toMatch(/^svc_user_/);
+      const p = await h.project({ name: 'Agent P' });
+      const { result, events } = await during(h, () => h.post('/tasks', { name: 'filed by the bot', projectId: p.id }, { token: bot.token }));
+      const t = ok(result, 201);
+      expect(t.createdByActorType).toBe('agent');
+      expect(t.createdByActorId).toMatch(UUID);
+      const actor = ok(await h.get(`/actors/${t.createdByActorId}`));
+      expect(actor).toEqual(expect.objectContaining({ type: 'agent', displayName: 'Triage bot', memberId: null, agentId: bot.agentId, tombstonedAt: null }));
+      const ev = ofType(events, 'task.created', t.id);
+      expect(ev).toHaveLength(1);
+      expect(ev[0].triggeredBy).toEqual({ source: 'agent', agentId: bot.agentId });
+      // A second write reuses the actor; the human owner's update is a human's.
+      const again = ok(await h.patch(`/tasks/${t.id}`, { name: 'renamed by the bot' }, { token: bot.token }));
+      expect(again.updatedByActorId).toBe(t.createdByActorId);
+      expect(again.updatedByActorType).toBe('agent');
+      const human = ok(await h.patch(`/tasks/${t.id}`, { name: 'renamed by a person' }));
+      expect(human.updatedByActorType).toBe('human');
+      expect(human.createdByActorType).toBe('agent');
+    });
+
+    it("an automation's writes carry actor type automation (agentId and memberId null) and triggeredBy {source: system}", async () => {
+      const h = H();
+      const auto = await h.api.admin.createAgent({ teamId: h.a.id, name: 'Nightly sync', type: 'automation', scopes: ['write'] });
+      expect(auto).toMatchObject({ type: 'automation', agentId: null });
+      const { result, events } = await during(h, () => h.post('/labels', { name: 'Synced' }, { token: auto.token }));
+      const label = ok(result, 201);
+      expect(label.createdByActorType).toBe('automation');
+      const actor = ok(await h.get(`/actors/${label.createdByActorId}`));
+      expect(actor).toMatchObject({ type: 'automation', displayName: 'Nightly sync', memberId: null, agentId: null, tombstonedAt: null });
+      expect(ofType(events, 'label.created', label.id)[0].triggeredBy).toEqual({ source: 'system' });
+    });
+
+    it('agents and automations are members of their own type: listed with type, filterable by type[eq|in], managed like members', async () => {
+      const h = H();
+      const bot = await h.api.admin.createAgent({ teamId: h.a.id, name: 'Listed bot', scopes: ['read'] });
+      const auto = await h.api.admin.createAgent({ teamId: h.a.id, name: 'Listed automation', type: 'automation', role: 'client', scopes: ['read'] });
+      expect(ok(await h.get(`/members/${bot.memberId}`))).toMatchObject({ type: 'agent', name: 'Listed bot', role: 'regular', active: true, email: null });
+      expect(ok(await h.get(`/members/${auto.memberId}`))).toMatchObject({ type: 'automation', role: 'client' });
+      const agents = ok(await h.get('/members?type[eq]=agent&limit=200')).data;
+      expect(agents.map((m: any) => m.id)).toContain(bot.memberId);
+      expect(agents.map((m: any) => m.id)).not.toContain(auto.memberId);
+      expect(agents.every((m: any) => m.type === 'agent')).toBe(true);
+      const both = ok(await h.get('/members?type[in]=agent,automation&limit=200')).data.map((m: any) => m.id);
+      expect(both).toEqual(expect.arrayContaining([bot.memberId, auto.memberId]));
+      const people = ok(await h.get('/members?type[eq]=human&limit=200')).data.map((m: any) => m.id);
+      expect(people).toEqual(expect.arrayContaining([h.a.owner.id, h.a.regular.id, h.a.client.id]));
+      expect(people).not.toContain(bot.memberId);
+      expect(people).not.toContain(auto.memberId);
+      // Deactivating an agent stops its credential.
+      ok(await h.patch(`/members/${bot.memberId}`, { active: false }));
+      expectProblem(await h.get('/tasks', { token: bot.token }), 401, 'token_owner_inactive');
+    });
+
+    it('an agent or automation managing tokens or members is 400 identity_rejected, whatever its role', async () => {
+      const h = H();
+      const bot = await h.api.admin.createAgent({ teamId: h.a.id, name: 'Manager bot', role: 'manager', scopes: ['read', 'write', 'delete'] });
+      const auto = await h.api.admin.createAgent({ teamId: h.a.id, name: 'Manager automation', type: 'automation', role: 'manager', scopes: ['read', 'write', 'delete'] });
+      for (const token of [bot.token, auto.token]) {
+        const pat = expectProblem(await h.post('/personal-access-tokens', { name: 'mine', scopes: ['read'] }, { token }), 400, 'identity_rejected');
+        expect(pat.allowed).toEqual(['human']);
+        expectProblem(await h.patch(`/members/${h.a.regular.id}`, { active: false }, { token }), 400, 'identity_rejected');
+        expectProblem(await h.patch(`/members/${h.a.client.id}`, { role: 'regular' }, { token }), 400, 'identity_rejected');
+        expectProblem(await h.del(`/members/${h.a.client.id}`, { token }), 400, 'identity_rejected');
+      }
+      expect(ok(await h.get(`/members/${h.a.regular.id}`))).toMatchObject({ active: true, role: 'regular' });
+      expect(ok(await h.get(`/members/${h.a.client.id}`))).toMatchObject({ role: 'client' });
+      // Restoring a removed member is a person's decision too.
+      const gone = await h.api.admin.addMember(h.a.id, { name: 'Removed by a person' });
+      expect((await h.del(`/members/${gone.id}`)).status).toBe(204);
+      expectProblem(await h.post(`/members/${gone.id}/restore`, undefined, { token: bot.token }), 400, 'identity_rejected');
+      expectProblem(await h.get(`/members/${gone.id}`), 404, 'resource_not_found');
+      const own = ok(await h.get('/personal-access-tokens', { token: bot.token }));
+      expect(own.data.map((t: any) => t.id)).toEqual([bot.tokenId]);
+      expectProblem(await h.del(`/personal-access-tokens/${bot.tokenId}`, { token: bot.token }), 400, 'identity_rejected');
+      expectProblem(await h.patch(`/personal-access-tokens/${bot.tokenId}`, { name: 'renamed' }, { token: bot.token }), 400, 'identity_rejected');
+      // The same operations are a person's to do.
+      expect((await h.post('/personal-access-tokens', { name: 'mine', scopes: ['read'] }, { token: h.a.regular.token })).status).toBe(201);
+    });
+
+    it("a removed agent's credential answers token_owner_inactive; once purged its actor keeps its id with agentId null and tombstonedAt set", async () => {
+      const h = H();
+      const bot = await h.api.admin.createAgent({ teamId: h.a.id, name: 'Retired bot', scopes: ['write'] });
+      const label = ok(await h.post('/labels', { name: 'By retired bot' }, { token: bot.token }), 201);
+      expect((await h.del(`/members/${bot.memberId}`)).status).toBe(204);
+      expectProblem(await h.get('/labels', { token: bot.token }), 401, 'token_owner_inactive');
+      h.clock.advance(31 * 24 * 60 * 60 * 1000);
+      await h.api.jobs.purge();
+      const actor = ok(await h.get(`/actors/${label.createdByActorId}`));
+      expect(actor).toMatchObject({ type: 'agent', displayName: 'Retired bot', agentId: null, memberId: null, tombstonedAt: iso(h.clock.now()) });
+      expect(ok(await h.get(`/labels/${label.id}`)).createdByActorId).toBe(label.createdByActorId);
     });
   });
 }

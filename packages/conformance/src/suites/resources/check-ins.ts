@@ -142,7 +142,7 @@ export function checkInsSuite(factory: StoreFactory): void {
       problem(await H().get(`/check-ins/${a.id}`), 404, 'resource_not_found');
     });
 
-    it('a purged project takes its check-ins and check-in requests with it (checkIn.removed, checkInRequest.removed)', async () => {
+    it('a purged project takes its check-ins and check-in requests with it (checkIn.removed, checkInRequest.removed; no checkIn.updated first)', async () => {
       const doomed = await H().project({ name: 'Check-ins doomed' });
       const r = await request(H(), doomed.id);
       const c = await checkIn(H(), doomed.id, { checkInRequestId: r.id });
@@ -155,6 +155,8 @@ export function checkInsSuite(factory: StoreFactory): void {
       problem(await H().get(`/check-in-requests/${r.id}`), 404, 'resource_not_found');
       expect(ofType(events, 'checkIn.removed', c.id)).toHaveLength(1);
       expect(ofType(events, 'checkInRequest.removed', r.id)).toHaveLength(1);
+      // The answering check-in goes with the project: it is not first updated to answer no request.
+      expect(ofType(events, 'checkIn.updated')).toEqual([]);
     });
   });
 

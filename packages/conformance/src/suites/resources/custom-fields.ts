@@ -523,6 +523,203 @@ export function customFieldsSuite(factory: StoreFactory): void {
     });
   });
 
+  describe(`[${factory.name}] v3 Custom field: deleting a field or removing its options keeps every concurrent write of other values (no lost update, no 5xx)`, () => {
+    const H = harnessPerDescribe(factory);
+    const ROUNDS = 4;
+
+    it('tasks holding values of F and G: PATCH G on each while F is deleted → every PATCH 200, every new G value kept, no F value left', async () => {
+      const h = H();
+      const p = await h.project({ name: 'CF lost update P' });
+      const g = await field(h, { name: 'Kept G' });
+      for (let round = 0; round < ROUNDS; round++) {
+        const f = await field(h, { name: `Deleted F ${round}` });
+        const tasks = await Promise.all(Array.from({ length: 6 }, (_, i) => h.task(p.id, { name: `lu ${round}.${i}`, customFields: [{ customFieldId: f.id, value: 'f' }, { customFieldId: g.id, value: 'old' }] })));
+        const replies = await Promise.all([
+          h.del(`/custom-fields/${f.id}`),
+          ...tasks.map((t, i) => h.patch(`/tasks/${t.id}`, { customFields: [{ customFieldId: g.id, value: `new ${round}.${i}` }] })),
+        ]);
+        expect(replies[0]!.status, JSON.stringify(replies[0]!.body)).toBe(204);
+        for (const r of replies.slice(1)) expect(r.status, JSON.stringify(r.body)).toBe(200);
+        for (const [i, t] of tasks.entries()) {
+          expect(ok(await h.get(`/tasks/${t.id}`)).customFields).toEqual([{ customFieldId: g.id, value: `new ${round}.${i}` }]);
+        }
+      }
+    });
+
+    it('removing a dropdown option while other values of the same rows are written: every write 200 and kept, the removed option\'s values cleared', async () => {
+      const h = H();
+      const p = await h.project({ name: 'CF option race P' });
+      const g = await field(h, { name: 'Option race G' });
+      for (let round = 0; round < ROUNDS; round++) {
+        const d = await field(h, { name: `Option race D ${round}`, type: 'dropdown', options: [{ label: 'Drop' }, { label: 'Keep' }] });
+        const [drop, keep] = d.options;
+        const tasks = await Promise.all(Array.from({ length: 6 }, (_, i) => h.task(p.id, { name: `or ${round}.${i}`, customFields: [{ customFieldId: d.id, value: i % 2 ? keep.id : drop.id }, { customFieldId: g.id, value: 'old' }] })));
+        const replies = await Promise.all([
+          h.patch(`/custom-fields/${d.id}`, { options: [{ id: keep.id, label: 'Keep' }] }),
+          ...tasks.map((t, i) => h.patch(`/tasks/${t.id}`, { customFields: [{ customFieldId: g.id, value: `new ${i}` }] })),
+        ]);
+        for (const r of replies) expect(r.status, JSON.stringify(r.body)).toBe(200);
+        for (const [i, t] of tasks.entries()) {
+          const want = [...(i % 2 ? [{ customFieldId: d.id, value: keep.id }] : []), { customFieldId: g.id, value: `new ${i}` }];
+          expect(ok(await h.get(`/tasks/${t.id}`)).customFields).toEqual(want);
+        }
+      }
+    });
+
+    it('writes of the field\'s own values and of project column keys naming it, racing its deletion: each 200 or 4xx (never 5xx), nothing of it left', async () => {
+      const h = H();
+      for (let round = 0; round < ROUNDS; round++) {
+        const f = await field(h, { name: `Keys race ${round}` });
+        const projects = await Promise.all(Array.from({ length: 3 }, (_, i) => h.post('/projects', { name: `Keys race ${round}.${i}`, listColumnsOrder: ['name', f.id] }).then((r) => ok(r, 201))));
+        const p = projects[0];
+        const tasks = await Promise.all(Array.from({ length: 4 }, (_, i) => h.task(p.id, { name: `kr ${i}`, customFields: [{ customFieldId: f.id, value: 'held' }] })));
+        const replies = await Promise.all([
+          ...projects.map((x) => h.patch(`/projects/${x.id}`, { hiddenListColumns: [f.id], customFields: [{ customFieldId: f.id, value: 'p' }] })),
+          h.del(`/custom-fields/${f.id}`),
+          ...tasks.map((t) => h.patch(`/tasks/${t.id}`, { customFields: [{ customFieldId: f.id, value: 'again' }] })),
+        ]);
+        for (const r of replies) expect(r.status, JSON.stringify(r.body)).toBeLessThan(500);
+        expect(replies[projects.length]!.status).toBe(204);
+        for (const x of projects) {
+          const now = ok(await h.get(`/projects/${x.id}`));
+          expect(now.customFields).toEqual([]);
+          expect(now.hiddenListColumns ?? []).not.toContain(f.id);
+          expect(now.listColumnsOrder).toEqual(['name']);
+        }
+        for (const t of tasks) expect(ok(await h.get(`/tasks/${t.id}`)).customFields).toEqual([]);
+      }
+    });
+  });
+
+  describe(`[${factory.name}] v3 Custom field: which rows hold a field is indexed exactly (values cleared, moved, deleted, purged)`, () => {
+    const H = harnessPerDescribe(factory);
+    const holdersOf = async (fieldId: string) => ((await H().store.db.selectFrom('links').select(['kind', 'parent_id']).where('related_id', '=', fieldId).execute()) as any[])
+      .map((r) => `${r.kind} ${r.parent_id}`).sort();
+
+    it('the index names exactly the live rows whose values or column keys name the field', async () => {
+      const h = H();
+      const p = await h.project({ name: 'CF index P' });
+      const q = await h.project({ name: 'CF index Q' });
+      const w = await field(h, { name: 'Indexed wide' });
+      const own = await field(h, { name: 'Indexed own', projectId: p.id });
+      const v = (id: string) => [{ customFieldId: id, value: 'x' }];
+      const cleared = await h.task(p.id, { customFields: v(w.id) });
+      const kept = await h.task(p.id, { customFields: v(w.id) });
+      const deleted = await h.task(p.id, { customFields: v(w.id) });
+      const sub = await h.task(p.id, { parentTaskId: deleted.id, customFields: v(w.id) });
+      const mover = await h.task(p.id, { customFields: v(own.id) });
+      const moverSub = await h.task(p.id, { parentTaskId: mover.id, customFields: [...v(own.id), { customFieldId: w.id, value: 'y' }] });
+      const l = await list(h, p.id, { customFields: v(w.id) });
+      const trashedProject = ok(await h.post('/projects', { name: 'CF index purged', customFields: v(w.id) }), 201);
+      const tp = await h.task(trashedProject.id, { customFields: v(w.id) });
+      ok(await h.patch(`/projects/${p.id}`, { listColumnsOrder: [own.id] }));
+      ok(await h.patch(`/tasks/${cleared.id}`, { customFields: [{ customFieldId: w.id, value: '' }] }));
+      ok(await h.del(`/tasks/${deleted.id}`), 204);
+      ok(await h.patch(`/tasks/${mover.id}`, { projectId: q.id }));
+      ok(await h.del(`/lists/${l.id}`), 204);
+      ok(await h.del(`/projects/${trashedProject.id}`), 204);
+      h.clock.advance(31 * DAY);
+      await h.api.jobs.purge();
+      expect(await holdersOf(w.id)).toEqual([`customValues:task ${kept.id}`, `customValues:task ${moverSub.id}`].sort());
+      expect(await holdersOf(own.id)).toEqual([`customValues:project ${p.id}`]);
+      ok(await h.patch(`/projects/${p.id}`, { listColumnsOrder: [] }));
+      expect(await holdersOf(own.id)).toEqual([]);
+      void tp; void sub;
+      ok(await h.del(`/custom-fields/${w.id}`), 204);
+      expect(await holdersOf(w.id)).toEqual([]);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Custom field: removing dropdown options clears values like a delete, so it needs custom-fields:delete`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('a regular member relabels and adds options (200) but removing one is 403 permission_denied naming custom-fields:delete, nothing changed; the owner may', async () => {
+      const h = H();
+      const p = await h.project({ name: 'CF options perm P', members: [h.a.regular.id] });
+      const d = await field(h, { name: 'Perm dropdown', type: 'dropdown', options: [{ label: 'A' }, { label: 'B' }] });
+      const [a, b] = d.options;
+      const t = await h.task(p.id, { customFields: [{ customFieldId: d.id, value: a.id }] });
+      const token = h.a.regular.token;
+      const grown = ok(await h.patch(`/custom-fields/${d.id}`, { options: [{ id: a.id, label: 'A2' }, { id: b.id, label: 'B' }, { label: 'C' }] }, { token }));
+      expect(grown.options.map((o: any) => o.label)).toEqual(['A2', 'B', 'C']);
+      const denied = problem(await h.patch(`/custom-fields/${d.id}`, { options: [] }, { token }), 403, 'permission_denied');
+      expect(denied.missingPermissions).toEqual(['custom-fields:delete']);
+      problem(await h.patch(`/custom-fields/${d.id}`, { options: [{ id: b.id, label: 'B' }] }, { token }), 403, 'permission_denied');
+      expect(ok(await h.get(`/custom-fields/${d.id}`)).options).toEqual(grown.options);
+      expect(ok(await h.get(`/tasks/${t.id}`)).customFields).toEqual([{ customFieldId: d.id, value: a.id }]);
+      ok(await h.patch(`/custom-fields/${d.id}`, { options: [{ id: b.id, label: 'B' }] }));
+      expect(ok(await h.get(`/tasks/${t.id}`)).customFields).toEqual([]);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Custom field: fields of projects the caller cannot open stay hidden (Project access)`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('an entry naming a field of a project the caller cannot open answers 404 resource_not_found like an unknown id (not not_attached)', async () => {
+      const h = H();
+      const mine = await h.project({ name: 'CF hidden mine', members: [h.a.regular.id] });
+      const closed = await h.project({ name: 'CF hidden closed', accessType: 'limited' });
+      const secret = await field(h, { name: 'Secret field', projectId: closed.id });
+      const visibleOther = await field(h, { name: 'Other visible', projectId: (await h.project({ name: 'CF hidden open', members: [h.a.regular.id] })).id });
+      const t = await h.task(mine.id);
+      const token = h.a.regular.token;
+      const hidden = problem(await h.patch(`/tasks/${t.id}`, { customFields: [{ customFieldId: secret.id, value: 'x' }] }, { token }), 404, 'resource_not_found');
+      expect(hidden.field).toBe('customFields.0.customFieldId');
+      const unknown = problem(await h.patch(`/tasks/${t.id}`, { customFields: [{ customFieldId: 'nosuchfield000', value: 'x' }] }, { token }), 404, 'resource_not_found');
+      expect(unknown.field).toBe('customFields.0.customFieldId');
+      invalid(await h.patch(`/tasks/${t.id}`, { customFields: [{ customFieldId: visibleOther.id, value: 'x' }] }, { token }), 'customFields.0.customFieldId', 'not_attached');
+      // The owner opens every project: not_attached.
+      invalid(await h.patch(`/tasks/${t.id}`, { customFields: [{ customFieldId: secret.id, value: 'x' }] }), 'customFields.0.customFieldId', 'not_attached');
+    });
+
+    it('a name clash with a field of a project the caller cannot open is 409 conflict without its id or project', async () => {
+      const h = H();
+      const closed = await h.project({ name: 'CF clash closed', accessType: 'limited' });
+      const secret = await field(h, { name: 'Clashing secret', projectId: closed.id });
+      const r = problem(await h.post('/custom-fields', { name: 'Clashing secret', type: 'text' }, { token: h.a.regular.token }), 409, 'conflict');
+      expect(r.field).toBe('name');
+      expect(r.id).toBeUndefined();
+      expect(JSON.stringify(r)).not.toContain(secret.id);
+      expect(JSON.stringify(r)).not.toContain(closed.id);
+      expect(problem(await h.post('/custom-fields', { name: 'Clashing secret', type: 'text' }), 409, 'conflict').id).toBe(secret.id);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Custom field: bounded rows and responses (Limits: 1 MiB webhook payload; expand budget)`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('a row\'s customFields take at most 256 KiB as JSON: 400 validation_failed too_big on customFields, nothing written', async () => {
+      const h = H();
+      const p = await h.project({ name: 'CF bytes P' });
+      const fs: any[] = [];
+      for (let i = 0; i < 22; i++) fs.push(await field(h, { name: `bytes ${i}` }));
+      // Control characters escape to 6 bytes each in JSON: 2,000 of them are 12,000 bytes.
+      const heavy = '\u0001'.repeat(2000);
+      const t = await h.task(p.id, { customFields: fs.slice(0, 21).map((f) => ({ customFieldId: f.id, value: heavy })) });
+      expect(t.customFields).toHaveLength(21);
+      const { result, events } = await during(h, () => h.patch(`/tasks/${t.id}`, { customFields: [{ customFieldId: fs[21].id, value: heavy }] }));
+      invalid(result, 'customFields', 'too_big');
+      expect(events).toEqual([]);
+      expect(ok(await h.get(`/tasks/${t.id}`)).customFields).toHaveLength(21);
+      invalid(await h.post('/tasks', { name: 'Too heavy', projectId: p.id, customFields: fs.map((f) => ({ customFieldId: f.id, value: heavy })) }), 'customFields', 'too_big');
+    });
+
+    it('expand=customFields counts each entry one expand row per started KiB of its field record: 400 expand_budget_exceeded past the budget', async () => {
+      const h = H();
+      const p = await h.project({ name: 'CF expand P' });
+      const big = await field(h, { name: 'Big record', type: 'dropdown', description: 'd'.repeat(5000), options: Array.from({ length: 100 }, (_, i) => ({ label: `${i} ${'o'.repeat(95)}` })) });
+      const value = [{ customFieldId: big.id, value: big.options[0].id }];
+      // About 20 KiB of JSON: 20 expand rows an entry, so 120 entries (2,400) pass the 2,000 budget.
+      for (let i = 0; i < 120; i++) await h.task(p.id, { name: `big ${i}`, customFields: value });
+      const few = ok(await h.get(`/tasks?projectId=${p.id}&limit=10&expand=customFields`));
+      expect(few.data[0].customFields[0].customField.description).toHaveLength(5000);
+      const all = await h.get(`/tasks?projectId=${p.id}&limit=120&expand=customFields`);
+      expect(all.status).toBe(400);
+      const r = problem(all, 400, 'expand_budget_exceeded');
+      expect(r.relation).toBe('customFields');
+    });
+  });
+
   describe(`[${factory.name}] Limits: customFields entries per request 50`, () => {
     const H = harnessPerDescribe(factory);
     let p: any;

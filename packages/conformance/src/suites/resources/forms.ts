@@ -231,6 +231,18 @@ export function formsSuite(factory: StoreFactory): void {
       expect((await stored(h, f.id)).fields[0].choices).toEqual(cs);
     });
 
+    it('a kept choice may be sent as {id} alone (its label stays, as {id} keeps a question); a new choice needs a label (required)', async () => {
+      const h = H();
+      const f = await form(h, { fields: [pick('Size', ['Small', 'Large'])] });
+      const q = f.fields[0];
+      const [small, large] = q.choices;
+      const u = ok(await h.patch(`/forms/${f.id}`, { fields: [{ id: q.id, choices: [{ id: large.id }, { id: small.id, label: 'Tiny' }, { label: 'Medium' }] }] }));
+      expect(u.fields[0].choices.map((c: any) => [c.id, c.label])).toEqual([[large.id, 'Large'], [small.id, 'Tiny'], [u.fields[0].choices[2].id, 'Medium']]);
+      invalid(await h.patch(`/forms/${f.id}`, { fields: [{ id: q.id, choices: [{ id: large.id }, {}] }] }), 'fields.0.choices.1.label', 'required');
+      invalid(await h.post('/forms', { meta: { title: 'X' }, fields: [{ type: 'singleChoice', title: 'No label', choices: [{}] }] }), 'fields.0.choices.0.label', 'required');
+      expect((await stored(h, f.id)).fields[0].choices).toEqual(u.fields[0].choices);
+    });
+
     it('an id that is not a question of this form (another form\'s, unknown, or on create) is 400 unknown_question; an id twice is duplicate_question; nothing changes', async () => {
       const h = H();
       const f = await form(h, { fields: [text('Mine')] });

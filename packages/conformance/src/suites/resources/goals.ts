@@ -176,6 +176,14 @@ export function goalsSuite(factory: StoreFactory): void {
       expect(await listIds(H(), `${base}&sort=-dueDate`)).toEqual([c.id, b.id, a.id]);
     });
 
+    it('startDate and dueDate filters take only calendar dates YYYY-MM-DD: anything else is 400 invalid_query_param', async () => {
+      for (const q of ['startDate[gt]=banana', 'dueDate[lt]=2026-02-30', 'dueDate[gte]=2026-4-15', 'startDate[lte]=2026-04-01T00:00:00Z', 'dueDate[gt]=']) {
+        const r = problem(await H().get(`/goals?${q}`), 400, 'invalid_query_param');
+        expect(r.name, q).toBe(q.slice(0, q.indexOf('=')));
+      }
+      expect((await H().get('/goals?startDate[gt]=2028-02-29&dueDate[lte]=2026-12-31')).status).toBe(200);
+    });
+
     it('create, update and delete emit goal.created / .updated / .removed carrying the goal', async () => {
       const c = await during(H(), () => goal(H(), { name: 'Evented' }));
       expect(ofType(c.events, 'goal.created', c.result.id)[0].payload.goal).toEqual(c.result);
@@ -271,11 +279,18 @@ export function goalsSuite(factory: StoreFactory): void {
       expect(await listIds(H(), `/lists?projectId=${p.id}&goalId[in]=${g3.id}&name[eq]=Other`)).toEqual([other.id]);
     });
 
-    it('deleting a goal removes it from every list\'s goals', async () => {
+    it('deleting a goal removes it from every list\'s goals, silently: no list.goals.removed, the lists\' updatedAt unchanged (docs/not-shown.md)', async () => {
       const doomed = await goal(H(), { name: 'Doomed goal' });
       const l1 = ok(await H().post('/lists', { name: 'Linked 1', projectId: p.id, goals: [doomed.id, g1.id] }), 201);
       const l2 = ok(await H().post('/lists', { name: 'Linked 2', projectId: p.id, goals: [doomed.id] }), 201);
-      ok(await H().del(`/goals/${doomed.id}`), 204);
+      H().clock.advance(60_000);
+      const del = await during(H(), () => H().del(`/goals/${doomed.id}`));
+      ok(del.result, 204);
+      expect(ofType(del.events, 'goal.removed', doomed.id)).toHaveLength(1);
+      expect(ofType(del.events, 'list.goals.removed')).toEqual([]);
+      expect(ofType(del.events, 'list.updated')).toEqual([]);
+      expect(ok(await H().get(`/lists/${l1.id}`)).updatedAt).toBe(l1.updatedAt);
+      expect(ok(await H().get(`/lists/${l2.id}`)).updatedAt).toBe(l2.updatedAt);
       expect(ok(await H().get(`/lists/${l1.id}`)).goals).toEqual([g1.id]);
       expect(ok(await H().get(`/lists/${l2.id}?expand=goals`)).goals).toEqual([]);
       expect(await listIds(H(), `/lists?projectId=${p.id}&goalId[eq]=${doomed.id}`)).toEqual([]);

@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { harness, type Harness, type StoreFactory } from '../../kit';
-import { problem, sorted } from './helpers';
+import { problem, sorted, expectOk as ok, expectProblem, expectInvalid } from './helpers';
+import { during, harnessPerDescribe, ofType } from '../shared';
 
 export function membersSuite(factory: StoreFactory): void {
   describe(`[${factory.name}] Members (docs/not-shown.md: GET /members, GET /members/{id})`, () => {
@@ -59,14 +60,223 @@ export function membersSuite(factory: StoreFactory): void {
       expect(named.body.data.map((m: any) => m.id)).toEqual([h.a.regular.id]);
     });
 
-    it('members are read-only: POST /members and PATCH /members/{id} are 405', async () => {
+    it('POST /members is 405; name and email are read-only (a PATCH of only them is empty_update)', async () => {
       const r = await h.post('/members', { name: 'New' });
       expect(problem(r)).toEqual({ status: 405, code: 'method_not_allowed' });
       expect(r.headers.allow).toContain('GET');
-      const p = await h.patch(`/members/${h.a.regular.id}`, { name: 'Renamed' });
-      expect(problem(p)).toEqual({ status: 405, code: 'method_not_allowed' });
+      const p = await h.patch(`/members/${h.a.regular.id}`, { name: 'Renamed', email: 'x@y.test' });
+      expect(problem(p)).toEqual({ status: 400, code: 'empty_update' });
       const again = await h.get(`/members/${h.a.regular.id}`);
       expect(again.body.name).toBe('Alpha Regular');
+    });
+  });
+  membersManagement(factory);
+}
+
+const DAYS_31 = 31 * 24 * 60 * 60 * 1000;
+
+/** A member added by the admin with a token of every scope. */
+async function person(h: Harness, name: string, role: string): Promise<{ id: string; token: string; userId: string }> {
+  const m = await h.api.admin.addMember(h.a.id, { name, role });
+  const t = await h.api.admin.issueToken(m.id, { scopes: ['read', 'write', 'delete'] });
+  return { id: m.id, token: t.token, userId: m.userId };
+}
+
+/** Spec "Errors" token_owner_inactive, and docs/not-shown.md "Members management". */
+function membersManagement(factory: StoreFactory): void {
+  describe(`[${factory.name}] v3 Members management: PATCH /members/{id} changes the role (roleId or role) with manageMembers`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('the owner changes a regular member to client by role name, then back by roleId; the token follows the role at once; member.updated carries the member', async () => {
+      const h = H();
+      const m = await person(h, 'Role Changer', 'regular');
+      expect((await h.post('/projects', { name: 'allowed' }, { token: m.token })).status).toBe(201);
+      const { result, events } = await during(h, () => h.patch(`/members/${m.id}`, { role: 'client' }));
+      const body = ok(result);
+      expect(body).toMatchObject({ id: m.id, role: 'client', roleId: h.a.roleIds.client, active: true, type: 'human' });
+      expect(body.updatedByActorType).toBe('human');
+      const ev = ofType(events, 'member.updated', m.id);
+      expect(ev).toHaveLength(1);
+      expect(ev[0].payload.member).toMatchObject({ id: m.id, role: 'client', roleId: h.a.roleIds.client });
+      expect(ev[0].triggeredBy).toEqual({ source: 'human', userId: expect.any(String), teamMemberId: h.a.owner.id });
+      // A client holds no projects:write: the role is read on every request.
+      expectProblem(await h.post('/projects', { name: 'refused' }, { token: m.token }), 403, 'permission_denied');
+      const back = ok(await h.patch(`/members/${m.id}`, { roleId: h.a.roleIds.regular }));
+      expect(back).toMatchObject({ role: 'regular', roleId: h.a.roleIds.regular });
+      expect((await h.post('/projects', { name: 'allowed again' }, { token: m.token })).status).toBe(201);
+      expect(ok(await h.get(`/members/${m.id}`)).role).toBe('regular');
+    });
+
+    it('a custom role is assignable by name or id; role and roleId naming different roles is 400 mismatch', async () => {
+      const h = H();
+      const m = await person(h, 'Custom Role Person', 'regular');
+      const role = ok(await h.post('/roles', { name: 'Reviewer', permissions: ['tasks:read', 'projects:read'] }), 201);
+      const byName = ok(await h.patch(`/members/${m.id}`, { role: 'Reviewer' }));
+      expect(byName).toMatchObject({ role: 'Reviewer', roleId: role.id });
+      const both = ok(await h.patch(`/members/${m.id}`, { role: 'regular', roleId: h.a.roleIds.regular }));
+      expect(both.roleId).toBe(h.a.roleIds.regular);
+      expectInvalid(await h.patch(`/members/${m.id}`, { role: 'client', roleId: role.id }), 'role', 'mismatch');
+      expect(ok(await h.get(`/members/${m.id}`)).roleId).toBe(h.a.roleIds.regular);
+    });
+
+    it('unknown roles are 404 resource_not_found naming the field; another workspace\'s role is unknown; the owner role is 400 not_allowed', async () => {
+      const h = H();
+      const m = await person(h, 'Bad Role Target', 'regular');
+      const a = expectProblem(await h.patch(`/members/${m.id}`, { roleId: 'nosuchrole1' }), 404, 'resource_not_found');
+      expect(a.field).toBe('roleId');
+      const b = expectProblem(await h.patch(`/members/${m.id}`, { roleId: h.b.roleIds.manager }), 404, 'resource_not_found');
+      expect(b.field).toBe('roleId');
+      const c = expectProblem(await h.patch(`/members/${m.id}`, { role: 'Nobody Has This' }), 404, 'resource_not_found');
+      expect(c.field).toBe('role');
+      expectInvalid(await h.patch(`/members/${m.id}`, { role: 'owner' }), 'role', 'not_allowed');
+      expectInvalid(await h.patch(`/members/${m.id}`, { roleId: h.a.roleIds.owner }), 'roleId', 'not_allowed');
+      expect(ok(await h.get(`/members/${m.id}`)).role).toBe('regular');
+    });
+
+    it('bodies are validated: active must be a boolean, role a non-empty string, unknown keys refused, no fields is empty_update', async () => {
+      const h = H();
+      const m = await person(h, 'Validated', 'regular');
+      expectInvalid(await h.patch(`/members/${m.id}`, { active: 'no' }), 'active');
+      expectInvalid(await h.patch(`/members/${m.id}`, { role: '  ' }), 'role');
+      expectInvalid(await h.patch(`/members/${m.id}`, { roleId: 'bad id!' }), 'roleId');
+      expectInvalid(await h.patch(`/members/${m.id}`, { nickname: 'x' }), 'nickname', 'unrecognized_key');
+      expectProblem(await h.patch(`/members/${m.id}`, {}), 400, 'empty_update');
+      expect(ok(await h.get(`/members/${m.id}`))).toMatchObject({ role: 'regular', active: true });
+    });
+
+    it('without manageMembers: a regular member and a client are 403 permission_denied and nothing changes', async () => {
+      const h = H();
+      const m = await person(h, 'Untouched', 'regular');
+      for (const token of [h.a.regular.token, h.a.client.token]) {
+        const r = expectProblem(await h.patch(`/members/${m.id}`, { active: false }, { token }), 403, 'permission_denied');
+        expect(r.missingPermissions.length).toBeGreaterThan(0);
+        expectProblem(await h.del(`/members/${m.id}`, { token }), 403, 'permission_denied');
+      }
+      expect(ok(await h.get(`/members/${m.id}`)).active).toBe(true);
+    });
+
+    it('a custom role holding members:write and manageMembers can manage members but cannot grant a role beyond its own (403 permission_exceeds_caller_grant)', async () => {
+      const h = H();
+      const perms = h.api.permissions.filter((p) => p !== 'viewAllProjects');
+      const role = ok(await h.post('/roles', { name: 'People Lead', permissions: perms }), 201);
+      const lead = await person(h, 'Lead', 'People Lead');
+      expect(role.id).toBeTypeOf('string');
+      const m = await person(h, 'Managed', 'client');
+      const r = expectProblem(await h.patch(`/members/${m.id}`, { roleId: h.a.roleIds.manager }, { token: lead.token }), 403, 'permission_exceeds_caller_grant');
+      expect(r.exceeding).toContain('viewAllProjects');
+      const ok2 = ok(await h.patch(`/members/${m.id}`, { role: 'regular' }, { token: lead.token }));
+      expect(ok2.role).toBe('regular');
+      const lacking = ok(await h.post('/roles', { name: 'Members Only', permissions: ['members:write'] }), 201);
+      expect(lacking.id).toBeTypeOf('string');
+      const weak = await person(h, 'Weak', 'Members Only');
+      const w = expectProblem(await h.patch(`/members/${m.id}`, { active: false }, { token: weak.token }), 403, 'permission_denied');
+      expect(w.missingPermissions).toContain('manageMembers');
+    });
+
+    it('the workspace owner cannot be demoted, deactivated or removed, and nobody manages their own membership (403 permission_denied)', async () => {
+      const h = H();
+      const mgr = await person(h, 'A Manager', 'manager');
+      for (const r of [
+        await h.patch(`/members/${h.a.owner.id}`, { role: 'regular' }, { token: mgr.token }),
+        await h.patch(`/members/${h.a.owner.id}`, { active: false }, { token: mgr.token }),
+        await h.del(`/members/${h.a.owner.id}`, { token: mgr.token }),
+        await h.patch(`/members/${h.a.owner.id}`, { role: 'manager' }),
+      ]) {
+        const b = expectProblem(r, 403, 'permission_denied');
+        expect(b.missingPermissions).toEqual([]);
+      }
+      for (const r of [
+        await h.patch(`/members/${mgr.id}`, { active: false }, { token: mgr.token }),
+        await h.patch(`/members/${mgr.id}`, { role: 'regular' }, { token: mgr.token }),
+        await h.del(`/members/${mgr.id}`, { token: mgr.token }),
+      ]) expect(expectProblem(r, 403, 'permission_denied').reason).toBe('self');
+      expect(ok(await h.get(`/members/${h.a.owner.id}`))).toMatchObject({ role: 'owner', active: true });
+      expect(ok(await h.get(`/members/${mgr.id}`))).toMatchObject({ role: 'manager', active: true });
+      // A manager manages the other members.
+      expect(ok(await h.patch(`/members/${h.a.client.id}`, { role: 'client' }, { token: mgr.token })).role).toBe('client');
+    });
+
+    it("another workspace's member is 404 for PATCH and DELETE", async () => {
+      const h = H();
+      expectProblem(await h.patch(`/members/${h.b.regular.id}`, { active: false }), 404, 'resource_not_found');
+      expectProblem(await h.del(`/members/${h.b.regular.id}`), 404, 'resource_not_found');
+      expect(ok(await h.get(`/members/${h.b.regular.id}`, { token: h.b.owner.token })).active).toBe(true);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Members management: a deactivated or removed member's tokens answer 401 token_owner_inactive (spec "Errors")`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('PATCH active false deactivates: 401 token_owner_inactive on every request; active true brings the same token back', async () => {
+      const h = H();
+      const m = await person(h, 'Deactivated', 'regular');
+      expect((await h.get('/projects', { token: m.token })).status).toBe(200);
+      const { result, events } = await during(h, () => h.patch(`/members/${m.id}`, { active: false }));
+      expect(ok(result).active).toBe(false);
+      expect(ofType(events, 'member.updated', m.id)).toHaveLength(1);
+      expectProblem(await h.get('/projects', { token: m.token }), 401, 'token_owner_inactive');
+      expectProblem(await h.post('/projects', { name: 'x' }, { token: m.token }), 401, 'token_owner_inactive');
+      expect(ok(await h.get('/members?active[eq]=false')).data.map((x: any) => x.id)).toContain(m.id);
+      ok(await h.patch(`/members/${m.id}`, { active: true }));
+      expect((await h.get('/projects', { token: m.token })).status).toBe(200);
+    });
+
+    it('DELETE removes (204, member.removed): gone from GET and lists, listed by purgeAt[notNull], tokens 401 token_owner_inactive; restore (member.restored) brings it all back', async () => {
+      const h = H();
+      const m = await person(h, 'Removed', 'regular');
+      const p = await h.project({ name: 'Removal P', members: [m.id] });
+      const t = await h.task(p.id, { name: 'assigned', assignees: [m.id] });
+      const del = await during(h, () => h.del(`/members/${m.id}`));
+      expect(del.result.status).toBe(204);
+      const removed = ofType(del.events, 'member.removed', m.id);
+      expect(removed).toHaveLength(1);
+      expect(removed[0].payload.member.purgeAt).toBeTypeOf('string');
+      expect(removed[0].payload.member.deletedById).toBe(h.a.owner.id);
+      expectProblem(await h.get(`/members/${m.id}`), 404, 'resource_not_found');
+      expect(ok(await h.get('/members?limit=200')).data.map((x: any) => x.id)).not.toContain(m.id);
+      expect(ok(await h.get('/members?purgeAt[notNull]=true')).data.map((x: any) => x.id)).toEqual([m.id]);
+      expectProblem(await h.get('/projects', { token: m.token }), 401, 'token_owner_inactive');
+      // A removed member cannot be newly assigned; their existing assignment is kept while they are in the trash.
+      expectProblem(await h.post('/tasks', { name: 'new', projectId: p.id, assignees: [m.id] }), 404, 'm2m_target_not_found');
+      expect(ok(await h.get(`/tasks/${t.id}`)).assignees).toEqual([m.id]);
+      const back = await during(h, () => h.post(`/members/${m.id}/restore`));
+      expect(ok(back.result)).toMatchObject({ id: m.id, purgeAt: null, active: true });
+      expect(ofType(back.events, 'member.restored', m.id)).toHaveLength(1);
+      expect((await h.get('/projects', { token: m.token })).status).toBe(200);
+      expect(ok(await h.get(`/tasks/${t.id}`)).assignees).toEqual([m.id]);
+    });
+
+    it('30 days after removal the member is purged (member.force_deleted): their assignments go and their tokens answer 401 invalid_token', async () => {
+      const h = H();
+      const m = await person(h, 'Purged', 'regular');
+      const p = await h.project({ name: 'Purge P', members: [m.id] });
+      const t = await h.task(p.id, { name: 'assigned', assignees: [m.id, h.a.owner.id] });
+      expect((await h.del(`/members/${m.id}`)).status).toBe(204);
+      h.clock.advance(DAYS_31);
+      const { events } = await during(h, () => h.api.jobs.purge());
+      expect(ofType(events, 'member.force_deleted', m.id)).toHaveLength(1);
+      expectProblem(await h.post(`/members/${m.id}/restore`), 404, 'resource_not_found');
+      expect(ok(await h.get(`/tasks/${t.id}`)).assignees).toEqual([h.a.owner.id]);
+      expectProblem(await h.get('/projects', { token: m.token }), 401, 'invalid_token');
+    });
+  });
+
+  describe(`[${factory.name}] v3 Events lifecycle member.*: member.created when the admin adds a member (triggeredBy system)`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('api.admin.addMember and setMemberActive emit member.created and member.updated, triggered by the system', async () => {
+      const h = H();
+      const { result: m, events } = await during(h, () => h.api.admin.addMember(h.a.id, { name: 'Newcomer', email: 'new@alpha.test' }));
+      const created = ofType(events, 'member.created', m.id);
+      expect(created).toHaveLength(1);
+      expect(created[0]).toMatchObject({ teamId: h.a.id, aggregateType: 'member', projectId: null, triggeredBy: { source: 'system' } });
+      expect(created[0].payload.member).toMatchObject({ id: m.id, name: 'Newcomer', email: 'new@alpha.test', role: 'regular', active: true, type: 'human' });
+      const off = await during(h, () => h.api.admin.setMemberActive(m.id, false));
+      const upd = ofType(off.events, 'member.updated', m.id);
+      expect(upd).toHaveLength(1);
+      expect(upd[0].payload.member.active).toBe(false);
+      // Workspace B's events are its own.
+      expect(events.every((e) => e.teamId === h.a.id)).toBe(true);
     });
   });
 }

@@ -164,6 +164,19 @@ export function recurringRulesSuite(factory: StoreFactory): void {
       expect((await read(H(), r.id)).startDate).toBe('2026-03-10');
     });
 
+    it('description: at most 100,000 characters (every task and event made from it stays under the 1 MiB webhook payload cap)', async () => {
+      expect((await rule(H(), { projectId: p.id, description: 'd'.repeat(100_000) })).description).toHaveLength(100_000);
+      invalid(await H().post('/recurring-rules', { name: 'D', projectId: p.id, frequency: 'daily', description: 'd'.repeat(100_001) }), 'description');
+      const r = await rule(H(), { projectId: p.id });
+      invalid(await H().patch(`/recurring-rules/${r.id}`, { description: 'd'.repeat(100_001) }), 'description');
+    });
+
+    it('startDate and endDate are at most 9998-12-31 (invalid_date): every nextRunAt stays an ISO 8601 timestamp', async () => {
+      invalid(await H().post('/recurring-rules', { name: 'Y', projectId: p.id, frequency: 'daily', startDate: '9999-01-01' }), 'startDate', 'invalid_date');
+      invalid(await H().post('/recurring-rules', { name: 'Y', projectId: p.id, frequency: 'daily', endDate: '9999-01-01' }), 'endDate', 'invalid_date');
+      expect((await rule(H(), { projectId: p.id, startDate: '9998-12-31' })).nextRunAt).toBe('9998-12-31T09:00:00.000Z');
+    });
+
     it('count is 1-1000; a rule ends on endDate or after count occurrences, not both (exclusive)', async () => {
       for (const count of [0, 1001, 1.5]) invalid(await H().post('/recurring-rules', { name: 'C', projectId: p.id, frequency: 'daily', count }), 'count');
       invalid(await H().post('/recurring-rules', { name: 'C', projectId: p.id, frequency: 'daily', count: 3, endDate: '2026-12-31' }), 'count', 'exclusive');
@@ -352,9 +365,10 @@ export function recurringRulesSuite(factory: StoreFactory): void {
     it('two runners at once (two APIs over one store, as two processes) create each occurrence once', async () => {
       const h = H();
       const r = await rule(h, { projectId: p.id, startDate: '2026-03-04', timeOfDay: '11:00' });
-      const other = await createPmapi({ store: h.store, clock: h.clock, rateLimiter: false });
+      // The store belongs to the harness: closing the second API must not close it.
+      const other = await createPmapi({ store: { ...h.store, close: async () => undefined }, clock: h.clock, rateLimiter: false });
       h.clock.set(ms('2026-03-04T11:00:00.000Z'));
-      const { result: results, events } = await during(h, () => Promise.all([h.api.jobs.recurring(), other.jobs.recurring(), h.api.jobs.recurring()]));
+      const { result: results, events } = await during(h, () => Promise.all([h.api.jobs.recurring(), other.jobs.recurring(), h.api.jobs.recurring()])).finally(() => other.close());
       // Each due rule (this one and the first test's) fired exactly once across the three runners.
       expect(results.reduce((n, x) => n + x.created, 0)).toBe(ofType(events, 'task.created').length);
       expect(ofType(events, 'recurringRule.updated', r.id)).toHaveLength(1);
@@ -370,12 +384,12 @@ export function recurringRulesSuite(factory: StoreFactory): void {
       expect((await runAt(H(), '2026-03-20T12:00:00.000Z')).created).toBe(0);
     });
 
-    it('an occurrence whose task cannot be created (project in the trash) is claimed without a task and not retried; a list that went is left out', async () => {
-      const doomed = await H().project({ name: 'Doomed' });
-      const r = await rule(H(), { projectId: doomed.id, startDate: '2026-03-22' });
-      ok(await H().del(`/projects/${doomed.id}`), 204);
+    it('an occurrence whose task the engine refuses (a 4xx: the project has no active status) is claimed without a task and not retried; a list that went is left out', async () => {
+      const bare = await H().project({ name: 'No active status' });
+      const r = await rule(H(), { projectId: bare.id, startDate: '2026-03-22' });
+      for (const st of ok(await H().get(`/statuses?projectId=${bare.id}&limit=200`)).data) ok(await H().patch(`/statuses/${st.id}`, { archived: true }));
       const res = await runAt(H(), '2026-03-22T09:00:00.000Z');
-      expect(res.failed).toBe(1);
+      expect(res).toMatchObject({ failed: 1, errors: 0 });
       const after = ok(await H().get(`/recurring-rules/${r.id}`));
       expect(after).toMatchObject({ occurrences: 1, lastRunAt: '2026-03-22T09:00:00.000Z', nextRunAt: '2026-03-23T09:00:00.000Z' });
       expect((await runAt(H(), '2026-03-22T09:00:00.000Z')).failed).toBe(0);
@@ -440,6 +454,23 @@ export function recurringRulesSuite(factory: StoreFactory): void {
       expect(resumed).toMatchObject({ active: true, nextRunAt: '2026-03-13T07:00:00.000Z', occurrences: 0 });
       await runAt(H(), '2026-03-13T07:00:00.000Z');
       expect(await tasksOf(H(), r.id)).toHaveLength(1);
+    });
+
+    it('a change while an occurrence is due but not yet fired keeps that occurrence; values sent unchanged move nothing', async () => {
+      const r = await rule(H(), { projectId: p.id, startDate: '2026-03-20' });
+      H().clock.set(ms('2026-03-20T09:00:30.000Z'));
+      expect(ok(await H().patch(`/recurring-rules/${r.id}`, { active: true })).nextRunAt).toBe('2026-03-20T09:00:00.000Z');
+      expect(ok(await H().patch(`/recurring-rules/${r.id}`, { count: 5 })).nextRunAt).toBe('2026-03-20T09:00:00.000Z');
+      expect(ok(await H().patch(`/recurring-rules/${r.id}`, { count: null, endDate: '2026-12-31' })).nextRunAt).toBe('2026-03-20T09:00:00.000Z');
+      // A later time today: the due occurrence moves to it.
+      expect(ok(await H().patch(`/recurring-rules/${r.id}`, { timeOfDay: '10:00' })).nextRunAt).toBe('2026-03-20T10:00:00.000Z');
+      expect(ok(await H().patch(`/recurring-rules/${r.id}`, { timeOfDay: '09:00' })).nextRunAt).toBe('2026-03-21T09:00:00.000Z');
+      const r2 = await rule(H(), { projectId: p.id, startDate: '2026-03-21', timeOfDay: '08:00' });
+      H().clock.set(ms('2026-03-21T08:00:30.000Z'));
+      expect(ok(await H().patch(`/recurring-rules/${r2.id}`, { interval: 1, endDate: '2026-06-30' })).nextRunAt).toBe('2026-03-21T08:00:00.000Z');
+      await H().api.jobs.recurring();
+      expect(await read(H(), r2.id)).toMatchObject({ occurrences: 1, lastRunAt: '2026-03-21T08:00:00.000Z', nextRunAt: '2026-03-22T08:00:00.000Z' });
+      expect(await tasksOf(H(), r2.id)).toHaveLength(1);
     });
   });
 
@@ -521,6 +552,18 @@ export function recurringRulesSuite(factory: StoreFactory): void {
       expect(ok(await H().get(`/actors/${r.actorId}`)).type).toBe('recurringTask');
     });
 
+    it('deleting the list or status a rule names clears listId / statusId on the rule, with recurringRule.updated', async () => {
+      const list = ok(await H().post('/lists', { name: 'Rule list', projectId: p.id }), 201);
+      const status = ok(await H().post('/statuses', { name: 'Rule status', projectId: p.id }), 201);
+      const r = await rule(H(), { name: 'Targets', projectId: p.id, listId: list.id, statusId: status.id });
+      const { events: e1 } = await during(H(), async () => ok(await H().del(`/lists/${list.id}`), 204));
+      expect(ofType(e1, 'recurringRule.updated', r.id).map((e: any) => e.payload.recurringRule)).toEqual([expect.objectContaining({ listId: null, statusId: status.id })]);
+      const { events: e2 } = await during(H(), async () => ok(await H().del(`/statuses/${status.id}`), 204));
+      expect(ofType(e2, 'recurringRule.updated', r.id).map((e: any) => e.payload.recurringRule)).toEqual([expect.objectContaining({ listId: null, statusId: null })]);
+      expect(await read(H(), r.id)).toMatchObject({ listId: null, statusId: null });
+      expect(ok(await H().get(`/recurring-rules?projectId=${p.id}&limit=200`)).data.find((x: any) => x.id === r.id)).toMatchObject({ listId: null, statusId: null });
+    });
+
     it('lifecycle events: recurringRule.created and recurringRule.updated carry the rule', async () => {
       const { result: r, events } = await during(H(), () => rule(H(), { name: 'Evented', projectId: p.id }));
       const created = ofType(events, 'recurringRule.created', r.id);
@@ -530,6 +573,116 @@ export function recurringRulesSuite(factory: StoreFactory): void {
       expect(ofType(upd, 'recurringRule.updated', r.id)[0].payload.recurringRule).toMatchObject({ active: false, nextRunAt: null });
     });
   });
+
+  describe(`[${factory.name}] v3 Recurring rules: the job leaves out rules of trashed projects (docs/not-shown.md "Recurring rules": occurrences)`, () => {
+    const H = harnessPerDescribe(factory);
+    it('a rule whose project is in the trash is not due: nothing is claimed or emitted; after the restore the one catch-up occurrence fires', async () => {
+      const trashed = await H().project({ name: 'Trashed for a while' });
+      const r = await rule(H(), { projectId: trashed.id, startDate: '2026-03-26', timeOfDay: '10:00' });
+      ok(await H().del(`/projects/${trashed.id}`), 204);
+      H().clock.set(ms('2026-03-26T10:00:00.000Z'));
+      const { result, events } = await during(H(), () => H().api.jobs.recurring());
+      expect(result).toMatchObject({ due: 0, created: 0, failed: 0, errors: 0 });
+      expect(ofType(events, 'recurringRule.updated', r.id)).toEqual([]);
+      expect(ofType(events, 'task.created')).toEqual([]);
+      await runAt(H(), '2026-03-28T12:00:00.000Z');
+      const raw = await H().store.db.selectFrom('recurring_rules').select('occurrences').where('id', '=', r.id).executeTakeFirstOrThrow();
+      expect(Number(raw.occurrences)).toBe(0);
+      ok(await H().post(`/projects/${trashed.id}/restore`, {}));
+      expect((await read(H(), r.id)).nextRunAt).toBe('2026-03-26T10:00:00.000Z');
+      await runAt(H(), '2026-03-28T12:00:00.000Z');
+      expect(await tasksOf(H(), r.id)).toHaveLength(1);
+      expect(await read(H(), r.id)).toMatchObject({ occurrences: 1, lastRunAt: '2026-03-26T10:00:00.000Z', nextRunAt: '2026-03-29T10:00:00.000Z' });
+    });
+
+  });
+
+  describe(`[${factory.name}] v3 Recurring rules: the job never loses an occurrence to an unexpected error (docs/not-shown.md "Recurring rules": the job)`, () => {
+    const H = harnessPerDescribe(factory);
+    it('an unexpected (non-4xx) failure of a rule claims nothing, is reported to onError and counted in errors; the other due rules still fire, and the next run retries it', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Failures' });
+      const clash = await h.project({ name: 'Clashing numbers' });
+      const broken = await rule(h, { name: 'Broken', projectId: p.id, startDate: '2026-03-30', timeOfDay: '08:00' });
+      const clashing = await rule(h, { name: 'Clashing', projectId: clash.id, startDate: '2026-03-30', timeOfDay: '08:15' });
+      const fine = await rule(h, { name: 'Fine', projectId: p.id, startDate: '2026-03-30', timeOfDay: '08:30', count: 1 });
+      // A stored value the schedule cannot read (as a bug or a bad migration would leave): computing the next run throws a RangeError.
+      await h.store.db.updateTable('recurring_rules').set({ start_date: 'garbage' }).where('id', '=', broken.id).execute();
+      // A database failure while the task is written (its niceId collides: the project's counter was set back), the claim alone would succeed.
+      await h.task(clash.id, { name: 'Numbered' });
+      const counter = Number((await h.store.db.selectFrom('projects').select('task_counter').where('id', '=', clash.id).executeTakeFirstOrThrow()).task_counter);
+      await h.store.db.updateTable('projects').set({ task_counter: counter - 1 }).where('id', '=', clash.id).execute();
+      const reported: unknown[] = [];
+      const api = await createPmapi({ store: { ...h.store, close: async () => undefined }, clock: h.clock, rateLimiter: false, onError: (err, req) => reported.push([err, req.url]) });
+      try {
+        h.clock.set(ms('2026-03-30T09:00:00.000Z'));
+        const res = await api.jobs.recurring();
+        expect(res).toMatchObject({ due: 3, created: 1, errors: 2, failed: 0, skipped: 0 });
+        expect(reported).toHaveLength(2);
+        for (const [err, url] of reported as any[][]) {
+          expect(err).toBeInstanceOf(Error);
+          expect(url).toBe('jobs.recurring');
+        }
+        expect(await tasksOf(h, fine.id)).toHaveLength(1);
+        expect(await tasksOf(h, clashing.id)).toEqual([]);
+        for (const id of [broken.id, clashing.id]) {
+          const raw = await h.store.db.selectFrom('recurring_rules').select(['occurrences', 'last_run_at']).where('id', '=', id).executeTakeFirstOrThrow();
+          expect(Number(raw.occurrences)).toBe(0);
+          expect(raw.last_run_at).toBe(null);
+        }
+        // Repaired, both fire at the next run (their occurrences were not lost).
+        await h.store.db.updateTable('recurring_rules').set({ start_date: '2026-03-30' }).where('id', '=', broken.id).execute();
+        await h.store.db.updateTable('projects').set({ task_counter: counter }).where('id', '=', clash.id).execute();
+        expect(await api.jobs.recurring()).toMatchObject({ due: 2, created: 2, errors: 0 });
+        expect(await read(h, broken.id)).toMatchObject({ occurrences: 1, lastRunAt: '2026-03-30T08:00:00.000Z' });
+        expect(await read(h, clashing.id)).toMatchObject({ occurrences: 1, lastRunAt: '2026-03-30T08:15:00.000Z' });
+        expect(await tasksOf(h, clashing.id)).toHaveLength(1);
+      } finally {
+        await api.close();
+      }
+    });
+  });
+
+  describe(`[${factory.name}] v3 Recurring rules: one job run is bounded but drains every due rule (api.jobs.recurring(limit), limit 1-1000)`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('limit is clamped to 1-1000; without it a run reads batch after batch, past 200 due rules', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Many rules' });
+      const made: any[] = [];
+      for (let i = 0; i < 205; i += 15) {
+        made.push(...await Promise.all(Array.from({ length: Math.min(15, 205 - i) }, (_, k) => rule(h, { name: `Rule ${i + k}`, projectId: p.id, startDate: '2026-03-02' }))));
+      }
+      h.clock.set(ms('2026-03-02T09:00:00.000Z'));
+      expect(await h.api.jobs.recurring(0)).toMatchObject({ due: 1, created: 1 });
+      expect(await h.api.jobs.recurring(-3)).toMatchObject({ due: 1, created: 1 });
+      expect(await h.api.jobs.recurring(2.7)).toMatchObject({ due: 2, created: 2 });
+      expect(await h.api.jobs.recurring()).toMatchObject({ due: 201, created: 201, errors: 0 });
+      expect(await h.api.jobs.recurring()).toMatchObject({ due: 0, created: 0 });
+      const raw = await h.store.db.selectFrom('tasks').select('id').where('project_id', '=', p.id).execute();
+      expect(raw).toHaveLength(205);
+      expect(made).toHaveLength(205);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Recurring rules: a rule ends before year 9999 (timestamps stay ISO 8601)`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('an occurrence after 9998-12-31 is never scheduled: the rule ends (nextRunAt null) instead', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Far future' });
+      const y = await rule(h, { projectId: p.id, frequency: 'yearly', interval: 2, startDate: '9998-01-01' });
+      expect(y.nextRunAt).toBe('9998-01-01T09:00:00.000Z');
+      const d = await rule(h, { projectId: p.id, frequency: 'daily', startDate: '9998-12-31' });
+      h.clock.set(ms('9998-01-01T09:00:00.000Z'));
+      await h.api.jobs.recurring();
+      expect(await read(h, y.id)).toMatchObject({ occurrences: 1, lastRunAt: '9998-01-01T09:00:00.000Z', nextRunAt: null });
+      h.clock.set(ms('9998-12-31T09:00:00.000Z'));
+      await h.api.jobs.recurring();
+      expect(await read(h, d.id)).toMatchObject({ occurrences: 1, lastRunAt: '9998-12-31T09:00:00.000Z', nextRunAt: null });
+    });
+  });
+
 }
 
 function codeOf(r: { body: any }): string | undefined {

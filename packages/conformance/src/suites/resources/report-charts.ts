@@ -78,6 +78,28 @@ export function reportChartsSuite(factory: StoreFactory): void {
       expect(ok(await H().patch(`/report-charts/${c.id}`, { options: null })).options).toBeNull();
     });
 
+    it('options keys __proto__, constructor and prototype → 400 invalid_key (never silently dropped); nothing written', async () => {
+      for (const key of ['__proto__', 'constructor', 'prototype']) {
+        const raw = `{"name":"Proto ${key}","type":"burnup","options":{"${key}":{"a":1},"ok":1}}`;
+        const r = problem(await H().post('/report-charts', undefined, { raw, headers: { 'content-type': 'application/json' } }), 400, 'validation_failed');
+        expect(r.errors, key).toEqual([expect.objectContaining({ field: `options.${key}`, code: 'invalid_key' })]);
+        const flat = `{"name":"Proto ${key}","type":"burnup","options":{"${key}":1}}`;
+        invalid(await H().post('/report-charts', undefined, { raw: flat, headers: { 'content-type': 'application/json' } }), `options.${key}`, 'invalid_key');
+        expect(ok(await H().get(`/report-charts?name[eq]=${encodeURIComponent(`Proto ${key}`)}`)).data).toEqual([]);
+      }
+      const c = await chart(H(), { options: { ok: 1 } });
+      invalid(await H().patch(`/report-charts/${c.id}`, undefined, { raw: '{"options":{"__proto__":1}}', headers: { 'content-type': 'application/json' } }), 'options.__proto__', 'invalid_key');
+      expect(ok(await H().get(`/report-charts/${c.id}`)).options).toEqual({ ok: 1 });
+    });
+
+    it('startDate and endDate filters take only calendar dates YYYY-MM-DD (400 invalid_query_param otherwise)', async () => {
+      for (const q of ['startDate[gt]=banana', 'endDate[lte]=2026-02-30', 'startDate[lt]=2026-4-1', 'endDate[gt]=2026-13-01', 'startDate[gte]=2026-04-01T00:00:00Z']) {
+        const r = problem(await H().get(`/report-charts?${q}`), 400, 'invalid_query_param');
+        expect(r.name, q).toBe(q.slice(0, q.indexOf('=')));
+      }
+      expect((await H().get('/report-charts?startDate[gt]=2024-02-29&endDate[lte]=2026-12-31')).status).toBe(200);
+    });
+
     it('role policy: regular members create, change and delete charts; a guest (client) has no access (403 permission_denied)', async () => {
       const c = await chart(H(), { projects: [p.id] }, H().a.regular.token);
       expect(c.createdById).toBe(H().a.regular.id);
@@ -151,7 +173,7 @@ export function reportChartsSuite(factory: StoreFactory): void {
       const c = await chart(H(), { projects: [open1.id] }, tok);
       const mid = (await H().outbox()).length;
       problem(await H().patch(`/report-charts/${c.id}`, { projects: [open1.id, closed.id] }, { token: tok }), 403, 'project_access_denied');
-      problem(await H().post(`/report-charts/${c.id}/projects`, { ids: [closed.id] }, { token: tok }), 403, 'project_access_denied');
+      expect(problem(await H().post(`/report-charts/${c.id}/projects`, { ids: [closed.id] }, { token: tok }), 403, 'project_access_denied').projectId).toBe(closed.id);
       expect(ok(await H().get(`/report-charts/${c.id}`)).projects).toEqual([open1.id]);
       expect((await H().outbox()).length).toBe(mid);
       expect(mid).toBeGreaterThan(before);
@@ -168,7 +190,8 @@ export function reportChartsSuite(factory: StoreFactory): void {
       expect(expanded.projects.map((x: any) => x.id)).toEqual([open1.id]);
       const listed = ok(await H().get(`/report-charts?name[eq]=Portfolio%20flow&expand=projects`, { token: tok }));
       expect(listed.data.map((x: any) => x.projects.map((y: any) => y.id))).toEqual([[open1.id]]);
-      problem(await H().patch(`/report-charts/${c.id}`, { name: 'Mine now' }, { token: tok }), 403, 'project_access_denied');
+      // The refusal names the project the caller cannot open.
+      expect(problem(await H().patch(`/report-charts/${c.id}`, { name: 'Mine now' }, { token: tok }), 403, 'project_access_denied').projectId).toBe(closed.id);
       problem(await H().patch(`/report-charts/${c.id}`, { projects: [open1.id] }, { token: tok }), 403, 'project_access_denied');
       problem(await H().post(`/report-charts/${c.id}/projects`, { ids: [open2.id] }, { token: tok }), 403, 'project_access_denied');
       problem(await H().del(`/report-charts/${c.id}/projects`, { token: tok, body: { ids: [closed.id] } }), 403, 'project_access_denied');
@@ -193,6 +216,38 @@ export function reportChartsSuite(factory: StoreFactory): void {
       H().clock.advance(31 * DAY);
       await H().api.jobs.purge();
       expect(ok(await H().get(`/report-charts/${c.id}`)).projects).toEqual([open1.id]);
+    });
+
+    it('a trashed project stays linked and can be unlinked (DELETE sub-route) or kept (PATCH sending projects as GET shows them); the purge drops the link silently (docs/not-shown.md)', async () => {
+      const t1 = await H().project({ name: 'Chart trashed 1' });
+      const t2 = await H().project({ name: 'Chart trashed 2' });
+      const c = await chart(H(), { projects: [open1.id, t1.id, t2.id] });
+      const d = await chart(H(), { projects: [open1.id, t2.id] });
+      expect((await H().del(`/projects/${t1.id}`)).status).toBe(204);
+      expect((await H().del(`/projects/${t2.id}`)).status).toBe(204);
+      const shown = ok(await H().get(`/report-charts/${c.id}`));
+      expect(sorted(shown.projects)).toEqual(sorted([open1.id, t1.id, t2.id]));
+      // PATCH with the set exactly as GET returned it: accepted, nothing changes in the set.
+      const kept = await during(H(), () => H().patch(`/report-charts/${c.id}`, { name: 'Kept', projects: shown.projects }));
+      expect(sorted(ok(kept.result).projects)).toEqual(sorted([open1.id, t1.id, t2.id]));
+      expect(ofType(kept.events, 'reportChart.projects.removed')).toEqual([]);
+      // Unlinking a trashed project: 200, with its event.
+      const rm = await during(H(), () => H().del(`/report-charts/${c.id}/projects`, { body: { ids: [t1.id] } }));
+      expect(sorted(ok(rm.result).projects)).toEqual(sorted([open1.id, t2.id]));
+      expect(membership(rm.events, 'reportChart.projects.removed')).toEqual([[t1.id, 'projects', c.id]]);
+      // PATCH dropping the other trashed one.
+      expect(ok(await H().patch(`/report-charts/${c.id}`, { projects: [open1.id] })).projects).toEqual([open1.id]);
+      // Relinking a trashed project (not linked now) is still refused.
+      problem(await H().patch(`/report-charts/${c.id}`, { projects: [open1.id, t1.id] }), 404, 'm2m_target_not_found');
+      // A purge drops links silently: no reportChart.projects.removed, the chart's updatedAt unchanged.
+      const before = ok(await H().get(`/report-charts/${d.id}`));
+      H().clock.advance(31 * DAY);
+      const purged = await during(H(), () => H().api.jobs.purge());
+      expect(ofType(purged.events, 'reportChart.projects.removed')).toEqual([]);
+      expect(ofType(purged.events, 'project.force_deleted', t2.id)).toHaveLength(1);
+      const after = ok(await H().get(`/report-charts/${d.id}`));
+      expect(after.projects).toEqual([open1.id]);
+      expect(after.updatedAt).toBe(before.updatedAt);
     });
 
     it('PATCH emits reportChart.updated with the full resource; DELETE emits reportChart.removed', async () => {

@@ -150,6 +150,28 @@ export function timeEntriesSuite(factory: StoreFactory): void {
       expect(sorted(ofType(events, 'timeEntry.removed').map((e) => e.aggregateId))).toEqual(sorted([mine.id, theirs.id]));
     });
 
+    it('deleting a task with many entries reads roles and members once, not once per entry (who receives the events is decided once per write)', async () => {
+      const reads = async (n: number) => {
+        const t = await H().task(p.id, { name: `Busy ${n}` });
+        for (let i = 0; i < n; i++) await entry(H(), t.id, {}, i % 2 ? H().a.regular.token : undefined, i, 1);
+        const sqls = await H().countQueries(() => H().del(`/tasks/${t.id}`));
+        return {
+          roles: sqls.filter((q) => /from "roles"/i.test(q)).length,
+          members: sqls.filter((q) => /from "members"/i.test(q)).length,
+          total: sqls.length,
+        };
+      };
+      const few = await reads(2);
+      const many = await reads(12);
+      expect(many.roles).toBe(few.roles);
+      expect(many.members).toBe(few.members);
+      // The audience read them (once).
+      expect(many.roles).toBe(1);
+      expect(many.members).toBeGreaterThanOrEqual(1);
+      // Ten more entries cost no statement per entry.
+      expect(many.total - few.total).toBeLessThan(10);
+    });
+
     it('create, update and delete emit timeEntry.created / .updated / .removed carrying the entry', async () => {
       const c = await during(H(), () => entry(H(), task.id, { description: 'evented' }));
       const created = ofType(c.events, 'timeEntry.created', c.result.id);
@@ -306,6 +328,27 @@ export function timeEntriesSuite(factory: StoreFactory): void {
       problem(await h.get('/time-entries/search?q=review&sort=startAt', { token }), 400, 'invalid_query_param');
     });
 
+    it('search pages past long non-ASCII descriptions: the cursor holds no description (short), page 2 answers 200', async () => {
+      const h = H();
+      const t = await h.task(p.id, { name: 'Long descriptions' });
+      const long = (c: string) => `résumé ${c}${'é'.repeat(4_980)}`;
+      const made = [];
+      for (const [i, c] of ['a', 'b', 'c'].entries()) made.push(await entry(h, t.id, { description: long(c) }, h.a.regular.token, 20 + i, 1));
+      const token = h.a.regular.token;
+      const page1 = ok(await h.get('/time-entries/search?q=r%C3%A9sum%C3%A9&limit=1', { token }));
+      expect(page1.hasMore).toBe(true);
+      expect(page1.nextCursor.length).toBeLessThan(400);
+      const seen = ids(page1.data);
+      let cursor = page1.nextCursor;
+      while (cursor) {
+        const next = ok(await h.get(`/time-entries/search?q=r%C3%A9sum%C3%A9&limit=1&cursor=${encodeURIComponent(cursor)}`, { token }));
+        seen.push(...ids(next.data));
+        cursor = next.nextCursor;
+      }
+      // Ties within a rank still go by description, then id.
+      expect(seen).toEqual(ids(made));
+    });
+
     it('search q rules: missing, under 3 or over 200 characters after trimming, URL, HTML, script or e-mail are refused', async () => {
       const h = H();
       problem(await h.get('/time-entries/search'), 400, 'search_query_missing');
@@ -374,6 +417,40 @@ export function timeEntriesSuite(factory: StoreFactory): void {
       expect(await listIds(h, '/time-entries?limit=200', tok)).toEqual([eo.id]);
       expect(ok(await h.get(`/time-entries/${eo.id}`, { token: tok })).id).toBe(eo.id);
       problem(await h.get(`/time-entries/${es.id}`, { token: tok }), 403, 'project_access_denied');
+    });
+
+    it('time-entry events reach a viewTimeReports holder\'s webhook only for entries of projects that member opens (docs/not-shown.md "Who receives time-entry events")', async () => {
+      const h = H();
+      const role = ok(await h.post('/roles', { name: 'Hooked reporter', permissions: ['time-entries:read', 'tasks:read', 'projects:read', 'viewTimeReports', 'webhooks:read', 'webhooks:write', 'manageWebhooks'] }), 201);
+      const m = await h.api.admin.addMember(h.a.id, { name: 'Hooked reporter', role: role.name });
+      const tok = (await h.api.admin.issueToken(m.id, { scopes: ['read', 'write', 'delete'] })).token;
+      const hook = ok(await h.post('/webhooks', { name: 'reporter hook', url: 'https://hooks.invalid/reporter', events: ['timeEntry.*'] }, { token: tok }), 201);
+      const ownerHook = ok(await h.post('/webhooks', { name: 'owner hook', url: 'https://hooks.invalid/owner-all', events: ['timeEntry.*'] }), 201);
+      const queued = async (hookId: string, eventId: string) =>
+        (await h.store.db.selectFrom('webhook_jobs').select(['event_id']).where('webhook_id', '=', hookId).execute()).some((j: any) => j.event_id === eventId);
+      const open = await h.project({ name: 'Hooked open', accessType: 'limited', members: [h.a.regular.id, m.id] });
+      const shut = await h.project({ name: 'Hooked shut', accessType: 'limited', members: [h.a.regular.id] });
+      const wide = await h.project({ name: 'Hooked wide', accessType: 'workspace' });
+      const created = async (projectId: string) => {
+        const t = await h.task(projectId);
+        const r = await during(h, () => entry(h, t.id, {}, h.a.regular.token));
+        return { task: t, entry: r.result, event: ofType(r.events, 'timeEntry.created', r.result.id)[0] };
+      };
+      const o = await created(open.id);
+      const s = await created(shut.id);
+      const w = await created(wide.id);
+      expect(await queued(hook.id, o.event.eventId)).toBe(true);
+      expect(await queued(hook.id, s.event.eventId)).toBe(false);
+      expect(await queued(hook.id, w.event.eventId)).toBe(true);
+      // The owner opens every project (viewAllProjects).
+      for (const x of [o, s, w]) expect(await queued(ownerHook.id, x.event.eventId)).toBe(true);
+      // Removed from the project: its entries' later events no longer reach the member's webhook.
+      ok(await h.patch(`/projects/${open.id}`, { members: [h.a.regular.id] }));
+      const upd = await during(h, () => h.patch(`/time-entries/${o.entry.id}`, { description: 'after removal' }, { token: h.a.regular.token }));
+      const ev = ofType(upd.events, 'timeEntry.updated', o.entry.id);
+      expect(ev).toHaveLength(1);
+      expect(await queued(hook.id, ev[0].eventId)).toBe(false);
+      expect(await queued(ownerHook.id, ev[0].eventId)).toBe(true);
     });
 
     it('the client role (a guest) logs time only on tasks of projects it belongs to', async () => {

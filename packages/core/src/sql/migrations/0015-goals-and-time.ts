@@ -16,6 +16,8 @@ export function goalsAndTime(d: DialectSupport): Migration {
       await db.schema.createIndex('time_entries_team_member_start').on('time_entries').columns(['team_id', 'member_id', 'start_at', 'id']).execute();
       await db.schema.createIndex('time_entries_task').on('time_entries').columns(['task_id']).execute();
       await db.schema.createIndex('time_entries_project_start').on('time_entries').columns(['project_id', 'start_at', 'id']).execute();
+      // The workspace-wide list in its default order (-startAt).
+      await db.schema.createIndex('time_entries_team_start').on('time_entries').columns(['team_id', 'start_at', 'id']).execute();
     },
   };
 }

@@ -19,6 +19,9 @@ import { recurringRules } from './0016-recurring-rules';
 import { checkInsAndCharts } from './0017-check-ins-and-charts';
 import { fileOwners } from './0018-file-owners';
 import { discussionChats } from './0019-discussion-chats';
+import { favorites } from './0020-favorites';
+import { foldersHandoffsPresence } from './0021-folders-handoffs-presence';
+import { membersAndAgents } from './0022-members-and-agents';
 
 export { tableOf, createTable, type Cols } from './table';
 export { backfillDiscussionChats } from './0019-discussion-chats';
@@ -53,6 +56,9 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0017_check_ins_and_charts': checkInsAndCharts(d),
     '0018_file_owners': fileOwners(d),
     '0019_discussion_chats': discussionChats(d),
+    '0020_favorites': favorites(d),
+    '0021_folders_handoffs_presence': foldersHandoffsPresence(d),
+    '0022_members_and_agents': membersAndAgents(d),
   };
 }
 

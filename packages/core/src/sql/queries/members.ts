@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DialectSupport } from '../dialect';
+import { tombstoneAgentActor } from './actors';
 
 /** A person (a `users` row): one per human, however many workspaces they belong to. */
 export interface NewUser {
@@ -30,4 +31,37 @@ export async function setMemberActive(db: Kysely<any>, d: DialectSupport, member
 export async function teamOfMember(db: Kysely<any>, memberId: string): Promise<string | undefined> {
   const m = await db.selectFrom('members').select(['id', 'team_id']).where('id', '=', memberId).executeTakeFirst();
   return m ? (m.team_id as string) : undefined;
+}
+
+/** Every membership of a person (live or removed), with its workspace. */
+export async function membershipsOfUser(db: Kysely<any>, userId: string): Promise<Array<{ id: string; teamId: string }>> {
+  const rows = await db.selectFrom('members').select(['id', 'team_id']).where('user_id', '=', userId).orderBy('id').execute();
+  return rows.map((r) => ({ id: r.id as string, teamId: r.team_id as string }));
+}
+
+/** Erase a membership's personal data (spec "Actor": erasure): the placeholder name, no e-mail, inactive. */
+export async function scrubMember(db: Kysely<any>, d: DialectSupport, memberId: string, placeholder: string, now: number): Promise<void> {
+  await db.updateTable('members').set({ name: placeholder, email: null, active: d.encode('boolean', false), updated_at: d.encode('timestamp', now) })
+    .where('id', '=', memberId).execute();
+}
+
+/** Erase a person's users row (name and e-mail). */
+export async function scrubUser(db: Kysely<any>, userId: string, placeholder: string): Promise<void> {
+  await db.updateTable('users').set({ name: placeholder, email: null }).where('id', '=', userId).execute();
+}
+
+/** Revoke every live token (personal and OAuth) of a membership as of `now`. */
+export async function revokeMemberTokens(db: Kysely<any>, d: DialectSupport, memberId: string, now: number): Promise<void> {
+  await db.updateTable('access_tokens').set({ revoked_at: d.encode('timestamp', now) })
+    .where('member_id', '=', memberId).where('revoked_at', 'is', null).execute();
+}
+
+/**
+ * A membership destroyed for good (purged 30 days after removal): its tokens
+ * are revoked, and an agent's or automation's actor loses its agentId and is
+ * tombstoned (spec "Actor": agentId null after deletion).
+ */
+export async function retireMember(repo: { db: Kysely<any>; dialect: DialectSupport }, actorsTable: string, m: { id: string; type: unknown; now: number }): Promise<void> {
+  await revokeMemberTokens(repo.db, repo.dialect, m.id, m.now);
+  if (m.type === 'agent' || m.type === 'automation') await tombstoneAgentActor(repo.db, repo.dialect, actorsTable, { memberId: m.id, now: m.now });
 }

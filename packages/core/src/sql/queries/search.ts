@@ -37,15 +37,19 @@ function matching(repo: Repo, s: TextSearch, eb: ExpressionBuilder<any, any>): E
 /**
  * One keyset page of matches, best rank first, then by the column, then id:
  * raw rows with their rank as `pm_search_rank`, at most `take`, strictly after
- * the boundary `after` = [rank, column value, id] when given.
+ * the boundary `after` = [rank, id] when given. The boundary's column value
+ * is read in SQL from its row (a cursor never carries it: a long value would
+ * make the next page's URL too long); when that row is gone, the rest of its
+ * rank continues by id.
  */
 export async function searchPage(
-  repo: Repo, s: TextSearch, after: readonly [number, string, string] | undefined, take: number,
+  repo: Repo, s: TextSearch, after: readonly [number, string] | undefined, take: number,
 ): Promise<Record<string, unknown>[]> {
   let sel = repo.db.selectFrom(s.resource.table).selectAll().select((eb) => rank(repo, s, eb).as('pm_search_rank')).where((eb) => matching(repo, s, eb));
   if (after) {
-    const [r, v, id] = after;
-    sel = sel.where((eb) => sql<SqlBool>`(${rank(repo, s, eb)}, ${eb.ref(s.column)}, ${eb.ref('id')}) > (${r}, ${v}, ${id})`);
+    const [r, id] = after;
+    const boundary = sql`(select b.${sql.ref(s.column)} from ${sql.table(s.resource.table)} as b where b.team_id = ${s.teamId} and b.id = ${id})`;
+    sel = sel.where((eb) => sql<SqlBool>`(${rank(repo, s, eb)} > ${r} or (${rank(repo, s, eb)} = ${r} and (case when ${boundary} is null then ${eb.ref('id')} > ${id} else (${eb.ref(s.column)}, ${eb.ref('id')}) > (${boundary}, ${id}) end)))`);
   }
   return sel.orderBy((eb) => rank(repo, s, eb)).orderBy(s.column).orderBy('id').limit(take).execute();
 }

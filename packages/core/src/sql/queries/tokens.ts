@@ -16,6 +16,8 @@ export async function tokenByPrefix(db: Kysely<any>, d: DialectSupport, prefix: 
       't.kind', 'f.revoked_at as family_revoked_at', 'c.revoked_at as client_revoked_at',
       't.id as token_id', 't.team_id', 't.hash', 't.scopes', 't.expires_at', 't.revoked_at', 't.last_used_at',
       'm.id as member_id', 'm.user_id', 'm.name', 'm.role', 'm.role_id', 'm.active', 'a.id as actor_id',
+      // A removed (trashed) member's tokens answer token_owner_inactive; agents and automations are members of their own type.
+      'm.purge_at as member_purge_at', 'm.type as member_type',
       'r.name as role_name', 'r.editable as role_editable', 'r.permissions as role_permissions',
     ])
     .where('t.prefix', '=', prefix));

@@ -1,0 +1,170 @@
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { StoreFactory } from '../../kit';
+import { during, harnessPerDescribe, ofType } from '../shared';
+import { expectOk as ok, expectProblem as problem, expectInvalid as invalid } from './helpers';
+
+/**
+ * Task handoffs ("Other resources": fields not shown; decisions in
+ * docs/not-shown.md "Task handoffs"): a task handed from the caller
+ * (fromMemberId, server-set) to another member (toMemberId), pending until
+ * the recipient accepts or declines; accepting makes the recipient an
+ * assignee in the sender's place; project access follows the task.
+ */
+
+export function taskHandoffsSuite(factory: StoreFactory): void {
+  describe(`[${factory.name}] v3 Task handoffs: fields (taskId, fromMemberId, toMemberId, note, status, respondedAt, projectId)`, () => {
+    const H = harnessPerDescribe(factory);
+    let p: any;
+    let task: any;
+    beforeAll(async () => {
+      p = await H().project({ name: 'Handoffs P', members: [H().a.owner.id, H().a.regular.id, H().a.client.id] });
+      task = await H().task(p.id, { name: 'Hand me over' });
+    });
+
+    it('POST /task-handoffs → 201 pending, fromMemberId the caller, projectId the task\'s, respondedAt null; server-set fields sent are ignored', async () => {
+      const hnd = ok(await H().post('/task-handoffs', {
+        taskId: task.id, toMemberId: H().a.regular.id, note: '  Please take this  ', fromMemberId: H().a.client.id, projectId: 'elsewhere', respondedAt: '2020-01-01T00:00:00.000Z',
+      }), 201);
+      expect(hnd).toMatchObject({ taskId: task.id, toMemberId: H().a.regular.id, fromMemberId: H().a.owner.id, note: 'Please take this', status: 'pending', respondedAt: null, projectId: p.id });
+      expect(ok(await H().get(`/task-handoffs/${hnd.id}`))).toEqual(hnd);
+      const bare = ok(await H().post('/task-handoffs', { taskId: task.id, toMemberId: H().a.client.id }), 201);
+      expect(bare.note).toBeNull();
+    });
+
+    it('taskId and toMemberId are required and set once; note is at most 2000 characters', async () => {
+      invalid(await H().post('/task-handoffs', { toMemberId: H().a.regular.id }), 'taskId');
+      invalid(await H().post('/task-handoffs', { taskId: task.id }), 'toMemberId');
+      invalid(await H().post('/task-handoffs', { taskId: task.id, toMemberId: H().a.regular.id, note: 'x'.repeat(2001) }), 'note');
+      const hnd = ok(await H().post('/task-handoffs', { taskId: task.id, toMemberId: H().a.regular.id, note: 'x'.repeat(2000) }), 201);
+      const other = await H().task(p.id);
+      invalid(await H().patch(`/task-handoffs/${hnd.id}`, { taskId: other.id }), 'taskId', 'immutable');
+      invalid(await H().patch(`/task-handoffs/${hnd.id}`, { toMemberId: H().a.client.id }), 'toMemberId', 'immutable');
+    });
+
+    it('a handoff starts pending: status accepted on create is 400 transition_not_allowed', async () => {
+      invalid(await H().post('/task-handoffs', { taskId: task.id, toMemberId: H().a.regular.id, status: 'accepted' }), 'status', 'transition_not_allowed');
+      invalid(await H().post('/task-handoffs', { taskId: task.id, toMemberId: H().a.regular.id, status: 'lost' }), 'status');
+    });
+
+    it('recipient rules: not oneself (self_handoff), a member of this workspace (404), able to open the task\'s project (recipient_no_access)', async () => {
+      invalid(await H().post('/task-handoffs', { taskId: task.id, toMemberId: H().a.owner.id }), 'toMemberId', 'self_handoff');
+      problem(await H().post('/task-handoffs', { taskId: task.id, toMemberId: H().b.owner.id }), 404, 'resource_not_found');
+      const closed = await H().project({ name: 'Owner only' });
+      const t = await H().task(closed.id);
+      // The guest is no member of it and guests open only projects they belong to.
+      invalid(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.client.id }), 'toMemberId', 'recipient_no_access');
+      expect(ok(await H().get(`/task-handoffs?taskId[eq]=${t.id}`)).data).toEqual([]);
+    });
+
+    it('an unknown task, or a task of another workspace, is 404', async () => {
+      problem(await H().post('/task-handoffs', { taskId: 'nosuchtask', toMemberId: H().a.regular.id }), 404, 'resource_not_found');
+      const bp = await H().project({ name: 'B project' }, H().b.owner.token);
+      const bt = await H().task(bp.id, {}, H().b.owner.token);
+      problem(await H().post('/task-handoffs', { taskId: bt.id, toMemberId: H().a.regular.id }), 404, 'resource_not_found');
+    });
+  });
+
+  describe(`[${factory.name}] v3 Task handoffs: transitions (pending → accepted | declined, by the recipient only, once)`, () => {
+    const H = harnessPerDescribe(factory);
+    let p: any;
+    beforeAll(async () => {
+      p = await H().project({ name: 'Transitions P', members: [H().a.owner.id, H().a.regular.id, H().a.client.id] });
+    });
+
+    it('the recipient accepts: status accepted, respondedAt stamped; the recipient becomes an assignee and the sender stops being one (membership events)', async () => {
+      const t = await H().task(p.id, { assignees: [H().a.owner.id] });
+      const hnd = ok(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.regular.id }), 201);
+      H().clock.advance(60_000);
+      const { result: acc, events } = await during(H(), async () => ok(await H().patch(`/task-handoffs/${hnd.id}`, { status: 'accepted' }, { token: H().a.regular.token })));
+      expect(acc.status).toBe('accepted');
+      expect(acc.respondedAt).toBe(new Date(H().clock.now()).toISOString());
+      expect(ok(await H().get(`/tasks/${t.id}`)).assignees).toEqual([H().a.regular.id]);
+      expect(ofType(events, 'task.assignees.added', t.id).map((e) => e.payload.relatedId)).toEqual([H().a.regular.id]);
+      expect(ofType(events, 'task.assignees.removed', t.id).map((e) => e.payload.relatedId)).toEqual([H().a.owner.id]);
+      expect(ofType(events, 'taskHandoff.updated', hnd.id)[0].payload.taskHandoff.status).toBe('accepted');
+    });
+
+    it('the recipient declines: status declined, the task\'s assignees are untouched', async () => {
+      const t = await H().task(p.id, { assignees: [H().a.owner.id] });
+      const hnd = ok(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.client.id }), 201);
+      const dec = ok(await H().patch(`/task-handoffs/${hnd.id}`, { status: 'declined' }, { token: H().a.client.token }));
+      expect(dec.status).toBe('declined');
+      expect(dec.respondedAt).toBeTypeOf('string');
+      expect(ok(await H().get(`/tasks/${t.id}`)).assignees).toEqual([H().a.owner.id]);
+    });
+
+    it('only the recipient answers: the sender (or anyone else) setting status is 403 permission_denied and nothing changes', async () => {
+      const t = await H().task(p.id);
+      const hnd = ok(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.regular.id }), 201);
+      problem(await H().patch(`/task-handoffs/${hnd.id}`, { status: 'accepted' }), 403, 'permission_denied');
+      problem(await H().patch(`/task-handoffs/${hnd.id}`, { status: 'declined' }, { token: H().a.client.token }), 403, 'permission_denied');
+      expect(ok(await H().get(`/task-handoffs/${hnd.id}`)).status).toBe('pending');
+      expect(ok(await H().get(`/tasks/${t.id}`)).assignees).toEqual([]);
+    });
+
+    it('accepted and declined are final: any further status change is 400 transition_not_allowed', async () => {
+      const t = await H().task(p.id);
+      const a = ok(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.regular.id }), 201);
+      ok(await H().patch(`/task-handoffs/${a.id}`, { status: 'accepted' }, { token: H().a.regular.token }));
+      invalid(await H().patch(`/task-handoffs/${a.id}`, { status: 'declined' }, { token: H().a.regular.token }), 'status', 'transition_not_allowed');
+      invalid(await H().patch(`/task-handoffs/${a.id}`, { status: 'pending' }, { token: H().a.regular.token }), 'status', 'transition_not_allowed');
+      const d = ok(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.client.id }), 201);
+      ok(await H().patch(`/task-handoffs/${d.id}`, { status: 'declined' }, { token: H().a.client.token }));
+      invalid(await H().patch(`/task-handoffs/${d.id}`, { status: 'accepted' }, { token: H().a.client.token }), 'status', 'transition_not_allowed');
+      expect(ok(await H().get(`/task-handoffs/${d.id}`)).status).toBe('declined');
+    });
+
+    it('the note: only the sender edits it, only while pending', async () => {
+      const t = await H().task(p.id);
+      const hnd = ok(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.regular.id, note: 'first' }), 201);
+      expect(ok(await H().patch(`/task-handoffs/${hnd.id}`, { note: 'second' })).note).toBe('second');
+      problem(await H().patch(`/task-handoffs/${hnd.id}`, { note: 'hijack' }, { token: H().a.regular.token }), 403, 'permission_denied');
+      ok(await H().patch(`/task-handoffs/${hnd.id}`, { status: 'declined' }, { token: H().a.regular.token }));
+      invalid(await H().patch(`/task-handoffs/${hnd.id}`, { note: 'too late' }), 'note', 'handoff_closed');
+    });
+
+    it('only the sender deletes (withdraws) a handoff: others get 403; the sender gets 204 and it is gone', async () => {
+      const t = await H().task(p.id);
+      const hnd = ok(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.regular.id }), 201);
+      problem(await H().del(`/task-handoffs/${hnd.id}`, { token: H().a.regular.token }), 403, 'permission_denied');
+      expect((await H().del(`/task-handoffs/${hnd.id}`)).status).toBe(204);
+      problem(await H().get(`/task-handoffs/${hnd.id}`), 404, 'resource_not_found');
+    });
+  });
+
+  describe(`[${factory.name}] v3 Task handoffs: project access follows the task`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('a member who cannot open the task\'s project neither lists nor reads its handoffs; another workspace never does', async () => {
+      const open = await H().project({ name: 'Open to regular', members: [H().a.owner.id, H().a.regular.id] });
+      const t = await H().task(open.id);
+      const hnd = ok(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.regular.id }), 201);
+      // The guest is no member of the project.
+      expect(ok(await H().get('/task-handoffs', { token: H().a.client.token })).data).toEqual([]);
+      problem(await H().get(`/task-handoffs/${hnd.id}`, { token: H().a.client.token }), 403, 'project_access_denied');
+      problem(await H().get(`/task-handoffs/${hnd.id}`, { token: H().b.owner.token }), 404, 'resource_not_found');
+      expect(ok(await H().get('/task-handoffs', { token: H().a.regular.token })).data.map((x: any) => x.id)).toEqual([hnd.id]);
+    });
+
+    it('deleting the task removes its handoffs (taskHandoff.removed)', async () => {
+      const pr = await H().project({ name: 'Cascade', members: [H().a.owner.id, H().a.regular.id] });
+      const t = await H().task(pr.id);
+      const hnd = ok(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.regular.id }), 201);
+      const { events } = await during(H(), async () => expect((await H().del(`/tasks/${t.id}`)).status).toBe(204));
+      expect(ofType(events, 'taskHandoff.removed', hnd.id)).toHaveLength(1);
+      problem(await H().get(`/task-handoffs/${hnd.id}`), 404, 'resource_not_found');
+    });
+
+    it('filters: status, toMemberId, fromMemberId, taskId', async () => {
+      const pr = await H().project({ name: 'Filters', members: [H().a.owner.id, H().a.regular.id, H().a.client.id] });
+      const t = await H().task(pr.id);
+      const a = ok(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.regular.id }), 201);
+      const b = ok(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.owner.id }, { token: H().a.client.token }), 201);
+      ok(await H().patch(`/task-handoffs/${b.id}`, { status: 'accepted' }));
+      const ids = async (q: string) => ok(await H().get(`/task-handoffs?taskId[eq]=${t.id}&${q}`)).data.map((x: any) => x.id);
+      expect(await ids('status[eq]=accepted')).toEqual([b.id]);
+      expect(await ids(`toMemberId[eq]=${H().a.regular.id}`)).toEqual([a.id]);
+      expect(await ids(`fromMemberId[eq]=${H().a.client.id}`)).toEqual([b.id]);
+    });
+  });
+}
