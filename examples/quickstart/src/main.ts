@@ -94,11 +94,10 @@ async function main(): Promise<void> {
   // Thumbnails of new files and removal of bytes whose file is gone, every two seconds.
   const fileJobs = setInterval(() => void api.jobs.processFiles().catch((e) => console.error('file jobs failed', e)), 2_000);
   fileJobs.unref();
-  // Overdue reminders from due dates and reminders that come due, then tasks of recurring rules, every 15 seconds.
+  // Overdue reminders from due dates and reminders that come due, and tasks of recurring rules, every 15 seconds (each on its own: one failing does not hold up the other).
   const planning = setInterval(() => {
-    void api.jobs.reminders()
-      .then(() => api.jobs.recurring())
-      .catch((e) => console.error('planning jobs failed', e));
+    void api.jobs.reminders().catch((e) => console.error('reminders job failed', e));
+    void api.jobs.recurring().catch((e) => console.error('recurring job failed', e));
   }, 15_000);
   planning.unref();
 

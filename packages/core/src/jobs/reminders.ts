@@ -8,7 +8,7 @@ import { Repo } from '../sql/repo';
 import { announce, insertRecord, stampChange } from '../services/records';
 import { ensureServiceActor } from '../sql/queries/actors';
 import {
-  dropOrphanOverdueChecks, dueReminders, markOverdueChecked, overdueRecipients, staleOverdueReminders, tasksNeedingOverdue,
+  dropOrphanOverdueChecks, dueReminders, markOverdueChecked, overdueRecipients, staleReminders, tasksNeedingOverdue,
 } from '../sql/queries/reminders';
 import { effectivePermissions } from '../auth/roles';
 import { ProblemError } from '../errors/problem';
@@ -18,11 +18,13 @@ import { ProblemError } from '../errors/problem';
  * service from due dates; a reminder that comes due produces its
  * notification). Every decision: docs/not-shown.md "Reminders". One run:
  *
- * 1. removes overdue reminders that no longer hold (`reminder.removed`): their
- *    task is gone, completed or archived, its dueAt was cleared or changed,
- *    its project is trashed or archived, or the recipient is no longer an
- *    assignee (the creator, for a task without assignees), no longer an
- *    active member, or can no longer open the project;
+ * 1. removes reminders that no longer hold (`reminder.removed`): overdue
+ *    ones whose task is gone, completed or archived, whose dueAt was cleared
+ *    or changed, whose project is trashed or archived, or whose recipient is
+ *    no longer an assignee (the creator, for a task without assignees), no
+ *    longer an active member, or can no longer open the project; custom
+ *    ones whose task is gone or whose creator can no longer open the
+ *    project (they could neither read nor delete it);
  * 2. creates an overdue reminder for each task whose dueAt has passed, not
  *    completed nor archived, in a live, unarchived project, that has none
  *    for that dueAt yet: one per assignee (the task's creator when it has
@@ -147,9 +149,9 @@ export async function runRemindersJob(engine: Engine, store: SqlStore, system: P
     out.removed++;
   }
 
-  // 1. Overdue reminders that no longer hold; then marker rows of tasks deleted since.
+  // 1. Reminders that no longer hold; then marker rows of tasks deleted since.
   const removedAll = await steps(async (trx, ctxOf) => {
-    const rows = await staleOverdueReminders(trx, d, rem, tasks, size);
+    const rows = await staleReminders(trx, d, rem, tasks, size);
     const repo = new Repo(trx, d);
     for (const row of rows) await remove(await ctxOf(row.team_id as string), repo.decode(rem, row));
     if (rows.length < size) await dropOrphanOverdueChecks(trx, tasks, size);

@@ -90,10 +90,11 @@ export interface ResourceHooks<R extends Rec = Rec> {
   /** After the row and its relations are written, in the same transaction. */
   afterCreate?(ctx: WriteContext, rec: R): Promise<void> | void;
   /**
-   * Before an update locks its row: take the locks that must come first (the
-   * rows of other resources a body names and a concurrent removal of them
-   * locks before this row: a custom field whose deletion cleans this row).
-   * `body` is the request body as sent, not yet validated.
+   * First thing in a create or update (before the row, or any row it
+   * references, is locked): take the locks that must come first, those of
+   * rows a body names whose concurrent removal locks them before the rows
+   * it cleans (a custom field, whose deletion then locks the tasks, lists
+   * and projects holding its values). `body` is the body as sent, not yet validated.
    */
   lockFirst?(ctx: WriteContext, body: unknown): Promise<void> | void;
   /** Check rules on update; `patch` holds only the sent fields and is mutable. */

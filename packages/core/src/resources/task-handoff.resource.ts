@@ -4,6 +4,7 @@ import { fieldError } from './rules';
 import { ProblemError } from '../errors/problem';
 import { audienceOf } from '../services/records';
 import { openProjectIdsAmong } from '../sql/queries/projects';
+import { effectivePermissions } from '../auth/roles';
 import type { WriteContext } from './hooks';
 
 /*
@@ -94,12 +95,14 @@ function notYours(detail: string): ProblemError {
 }
 
 /**
- * May this member open the project? Owners and managers open every project;
- * everyone opens projects they own or belong to; non-guests also open public
- * and workspace projects (services/access.ts, for a member other than the caller).
+ * May this member open the project? Holders of viewAllProjects (owners and
+ * managers, or a custom role granting it) open every project; everyone opens
+ * projects they own or belong to; non-guests also open public and workspace
+ * projects (services/access.ts, for a member other than the caller).
  */
 async function memberOpens(ctx: WriteContext, member: Rec, projectId: string): Promise<boolean> {
-  if (member.role === 'owner' || member.role === 'manager') return true;
+  const role = typeof member.roleId === 'string' ? await ctx.repo.get(ctx.registry.get('role'), ctx.teamId, member.roleId) : undefined;
+  if (role && effectivePermissions(ctx.registry, role).includes('viewAllProjects')) return true;
   const open = member.role === 'client' ? [] : ['public', 'workspace'];
   return (await openProjectIdsAmong(ctx.repo, ctx.teamId, [projectId], member.id, open)).length > 0;
 }

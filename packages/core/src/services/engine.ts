@@ -270,6 +270,7 @@ export class Engine {
   }
 
   async create(ctx: WriteContext, res: Resource, body: unknown, view: ReadPlan): Promise<Outcome> {
+    await res.hooks?.lockFirst?.(ctx, body);
     const { values, relations } = prepareBody(res, body, 'create');
     // A personal record belongs to its creator.
     if (res.ownedBy) values[res.ownedBy] = ctx.principal.memberId;

@@ -577,9 +577,15 @@ export function customFieldsSuite(factory: StoreFactory): void {
           ...projects.map((x) => h.patch(`/projects/${x.id}`, { hiddenListColumns: [f.id], customFields: [{ customFieldId: f.id, value: 'p' }] })),
           h.del(`/custom-fields/${f.id}`),
           ...tasks.map((t) => h.patch(`/tasks/${t.id}`, { customFields: [{ customFieldId: f.id, value: 'again' }] })),
+          ...projects.map((x, i) => h.post('/tasks', { name: `kr new ${i}`, projectId: x.id, customFields: [{ customFieldId: f.id, value: 'new' }] })),
+          ...projects.map((x, i) => h.post('/lists', { name: `kr list ${i}`, projectId: x.id, customFields: [{ customFieldId: f.id, value: 'new' }] })),
         ]);
         for (const r of replies) expect(r.status, JSON.stringify(r.body)).toBeLessThan(500);
         expect(replies[projects.length]!.status).toBe(204);
+        for (const r of replies.slice(projects.length + 1 + tasks.length)) {
+          if (r.status !== 201) continue;
+          expect(ok(await h.get(`/${r.body.niceId === undefined ? 'lists' : 'tasks'}/${r.body.id}`)).customFields).toEqual([]);
+        }
         for (const x of projects) {
           const now = ok(await h.get(`/projects/${x.id}`));
           expect(now.customFields).toEqual([]);

@@ -224,6 +224,22 @@ export function dashboardsSuite(factory: StoreFactory): void {
       problem(await h.get(`/project-dashboards/${d.id}`), 404, 'resource_not_found');
     });
 
+    it('only its creator makes a shared dashboard private: another member (a regular member, even the workspace owner) → 403 permission_denied and it stays shared for everyone; other changes by them still pass', async () => {
+      const h = H();
+      const owners = await dashboard(h, p.id, { name: 'Owner\'s shared' });
+      const regulars = await dashboard(h, p.id, { name: 'Regular\'s shared' }, h.a.regular.token);
+      problem(await h.patch(`/project-dashboards/${owners.id}`, { isShared: false }, { token: h.a.regular.token }), 403, 'permission_denied');
+      problem(await h.patch(`/project-dashboards/${regulars.id}`, { isShared: false, name: 'Hidden' }), 403, 'permission_denied');
+      for (const d of [owners, regulars]) {
+        for (const token of [h.a.owner.token, h.a.regular.token, h.a.client.token]) {
+          expect(ok(await h.get(`/project-dashboards/${d.id}`, { token }))).toMatchObject({ isShared: true, name: d.name });
+        }
+      }
+      expect(ok(await h.patch(`/project-dashboards/${owners.id}`, { name: 'Renamed by regular', isShared: true }, { token: h.a.regular.token })).isShared).toBe(true);
+      expect(ok(await h.patch(`/project-dashboards/${regulars.id}`, { isShared: false }, { token: h.a.regular.token })).isShared).toBe(false);
+      expect(ok(await h.patch(`/project-dashboards/${owners.id}`, { isShared: false })).isShared).toBe(false);
+    });
+
     it('events of a private dashboard are queued only for webhooks its creator registered; a shared one\'s for every webhook', async () => {
       const h = H();
       // The owner's webhook (the owner holds manageWebhooks): the regular member's private dashboard is not the owner's to see.

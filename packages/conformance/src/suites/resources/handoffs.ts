@@ -54,6 +54,11 @@ export function taskHandoffsSuite(factory: StoreFactory): void {
       // The guest is no member of it and guests open only projects they belong to.
       invalid(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.client.id }), 'toMemberId', 'recipient_no_access');
       expect(ok(await H().get(`/task-handoffs?taskId[eq]=${t.id}`)).data).toEqual([]);
+      // The workspace owner opens every project (viewAllProjects), roster or not.
+      const regulars = await H().project({ name: 'Regular only', members: [H().a.regular.id] }, H().a.regular.token);
+      const rt = await H().task(regulars.id, {}, H().a.regular.token);
+      await H().patch(`/projects/${regulars.id}`, { members: [H().a.regular.id] }, { token: H().a.regular.token });
+      ok(await H().post('/task-handoffs', { taskId: rt.id, toMemberId: H().a.owner.id }, { token: H().a.regular.token }), 201);
     });
 
     it('an unknown task, or a task of another workspace, is 404', async () => {

@@ -196,6 +196,15 @@ function membersManagement(factory: StoreFactory): void {
       expect(ok(await h.patch(`/members/${h.a.client.id}`, { role: 'client' }, { token: mgr.token })).role).toBe('client');
     });
 
+    it('the route table names the scope and manageMembers for PATCH, DELETE and restore of members (Authentication rule 5)', async () => {
+      const routes = H().api.routes().filter((r) => r.path.startsWith('/members'));
+      const find = (method: string, path: string) => routes.find((r) => r.method === method && r.path === path);
+      expect(find('PATCH', '/members/{id}')).toMatchObject({ scope: 'members:write', permissions: expect.arrayContaining(['manageMembers']) });
+      expect(find('DELETE', '/members/{id}')).toMatchObject({ scope: 'members:delete', permissions: expect.arrayContaining(['manageMembers']) });
+      expect(find('POST', '/members/{id}/restore')).toMatchObject({ scope: 'members:delete', permissions: expect.arrayContaining(['manageMembers']) });
+      expect(find('POST', '/members')).toBeUndefined();
+    });
+
     it("another workspace's member is 404 for PATCH and DELETE", async () => {
       const h = H();
       expectProblem(await h.patch(`/members/${h.b.regular.id}`, { active: false }), 404, 'resource_not_found');

@@ -1,5 +1,8 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import type { Harness, StoreFactory } from '../../kit';
+import { randomUUID } from 'node:crypto';
+import { createPmapi } from '@pmapi/core';
+import { harness } from '../../kit';
 import { during, harnessPerDescribe, ofType } from '../shared';
 import { expectOk as ok, expectProblem as problem, expectInvalid as invalid, iso, sorted, UUID } from './helpers';
 
@@ -10,7 +13,10 @@ import { expectOk as ok, expectProblem as problem, expectInvalid as invalid, iso
  * overdue reminders the job makes from due dates (read-only through the
  * API: 403 permission_denied), firing once (`firedAt` and one
  * `reminder.updated`), re-arming when `date` moves, the cron actor, events
- * only to the creator's webhooks, and the cascade with a deleted task.
+ * only to the creator's webhooks, and the cascade with a deleted task; the
+ * job keeping only reminders that still hold (access, deactivation, trash,
+ * archive, purge), its races (a task delete, two runners, the lock's
+ * `skipped`), its bounded work per run, and the per-member caps.
  */
 
 const MIN = 60 * 1000;
@@ -624,6 +630,271 @@ export function remindersSuite(factory: StoreFactory): void {
       expect((await read(h, r.id)).projectId).toBe(to.id);
       expect(await listIds(h, `/reminders?projectId=${to.id}`)).toEqual([r.id]);
       expect(await listIds(h, `/reminders?projectId=${p.id}`)).not.toContain(r.id);
+    });
+  });
+  describe(`[${factory.name}] v3 Reminder: the job keeps only reminders their creator can still be told about (access, deactivation, trash, archive, purge)`, () => {
+    const H = harnessPerDescribe(factory);
+    const overdueOf = async (taskId: string, token?: string) => (ok(await H().get(`/reminders?taskId[eq]=${taskId}&type[eq]=overdue&limit=200`, { token })).data as any[]);
+    /** Reminder rows as stored (whoever they belong to). */
+    const stored = async (taskId: string) => (await H().store.db.selectFrom('reminders').select(['id', 'type', 'created_by_id']).where('task_id', '=', taskId).execute()) as any[];
+
+    it('unassigned: the overdue reminder goes; removed from a limited project: the overdue reminder and the custom one go too (reminder.removed), and nobody else gets one', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Limited', accessType: 'limited', members: [h.a.regular.id, h.a.client.id] });
+      const due = h.clock.now() + 10 * MIN;
+      const t = await h.task(p.id, { name: 'Shared work', dueAt: iso(due), assignees: [h.a.regular.id, h.a.client.id] });
+      const custom = await reminder(h, t.id, { token: h.a.regular.token, ahead: HOUR });
+      h.clock.set(due + MIN);
+      expect((await h.api.jobs.reminders()).created).toBe(2);
+      const [forRegular] = await overdueOf(t.id, h.a.regular.token);
+      const [forClient] = await overdueOf(t.id, h.a.client.token);
+      ok(await h.patch(`/tasks/${t.id}`, { assignees: [h.a.regular.id] }));
+      const unassigned = await during(h, () => h.api.jobs.reminders());
+      expect(ofType(unassigned.events, 'reminder.removed').map((e) => e.aggregateId)).toEqual([forClient.id]);
+      expect(ofType(unassigned.events, 'reminder.created')).toEqual([]);
+      ok(await h.patch(`/projects/${p.id}`, { members: [h.a.client.id] }));
+      const left = await during(h, () => h.api.jobs.reminders());
+      expect(sorted(ofType(left.events, 'reminder.removed').map((e) => e.aggregateId))).toEqual(sorted([forRegular.id, custom.id]));
+      expect(ofType(left.events, 'reminder.created')).toEqual([]);
+      expect(await stored(t.id)).toEqual([]);
+      // Nothing fires later for the member who left.
+      h.clock.set(h.clock.now() + 2 * HOUR);
+      const later = await during(h, () => h.api.jobs.reminders());
+      expect(later.result).toMatchObject({ created: 0, removed: 0, fired: 0 });
+    });
+
+    it('a deactivated member: their overdue reminders go at the next run; a custom one is removed when it comes due, never fired', async () => {
+      const h = H();
+      const leaver = await memberWith(h, 'regular', 'Deactivated later');
+      const p = await h.project({ name: 'Deactivation', members: [leaver.id] });
+      const due = h.clock.now() + 10 * MIN;
+      const t = await h.task(p.id, { name: 'Theirs', dueAt: iso(due), assignees: [leaver.id] });
+      const custom = await reminder(h, t.id, { token: leaver.token, ahead: HOUR });
+      h.clock.set(due + MIN);
+      await h.api.jobs.reminders();
+      const [overdue] = await overdueOf(t.id, leaver.token);
+      await h.api.admin.setMemberActive(leaver.id, false);
+      const run = await during(h, () => h.api.jobs.reminders());
+      expect(ofType(run.events, 'reminder.removed').map((e) => e.aggregateId)).toEqual([overdue.id]);
+      h.clock.set(Date.parse(custom.date));
+      const dueRun = await during(h, () => h.api.jobs.reminders());
+      expect(dueRun.result).toMatchObject({ fired: 0, removed: 1 });
+      expect(ofType(dueRun.events, 'reminder.updated')).toEqual([]);
+      expect(ofType(dueRun.events, 'reminder.removed').map((e) => e.aggregateId)).toEqual([custom.id]);
+      expect(await stored(t.id)).toEqual([]);
+    });
+
+    it('trashed or archived project, archived task: no overdue reminder is made, those made go at the next run; an unarchived task gets one again', async () => {
+      const h = H();
+      const due = h.clock.now() + 10 * MIN;
+      const trashed = await h.project({ name: 'To trash', members: [h.a.regular.id] });
+      const archived = await h.project({ name: 'To archive', members: [h.a.regular.id] });
+      const live = await h.project({ name: 'Live', members: [h.a.regular.id] });
+      const inTrash = await h.task(trashed.id, { name: 'In trash', dueAt: iso(due), assignees: [h.a.regular.id] });
+      const inTrashLater = await h.task(trashed.id, { name: 'In trash, due later', dueAt: iso(due + HOUR), assignees: [h.a.regular.id] });
+      const inArchive = await h.task(archived.id, { name: 'In archive', dueAt: iso(due), assignees: [h.a.regular.id] });
+      const archivedTask = await h.task(live.id, { name: 'Archived task', dueAt: iso(due), assignees: [h.a.regular.id] });
+      h.clock.set(due + MIN);
+      expect((await h.api.jobs.reminders()).created).toBe(3);
+      const made = new Map<string, string>();
+      for (const t of [inTrash, inArchive, archivedTask]) made.set(t.id, (await overdueOf(t.id, h.a.regular.token))[0].id);
+      ok(await h.del(`/projects/${trashed.id}`), 204);
+      ok(await h.patch(`/projects/${archived.id}`, { archived: true }));
+      ok(await h.patch(`/tasks/${archivedTask.id}`, { archived: true }));
+      h.clock.set(due + 2 * HOUR);
+      const run = await during(h, () => h.api.jobs.reminders());
+      expect(sorted(ofType(run.events, 'reminder.removed').map((e) => e.aggregateId))).toEqual(sorted([...made.values()]));
+      expect(ofType(run.events, 'reminder.created')).toEqual([]);
+      for (const t of [inTrash, inTrashLater, inArchive, archivedTask]) expect(await stored(t.id)).toEqual([]);
+      ok(await h.patch(`/tasks/${archivedTask.id}`, { archived: false }));
+      const back = await during(h, () => h.api.jobs.reminders());
+      expect(ofType(back.events, 'reminder.created').map((e) => e.payload.reminder.taskId)).toEqual([archivedTask.id]);
+    });
+
+    it('purging a trashed project removes every reminder on its tasks (custom and overdue), each with reminder.removed', async () => {
+      const h = H();
+      const p = await h.project({ name: 'To purge', members: [h.a.regular.id] });
+      const due = h.clock.now() + 10 * MIN;
+      const t = await h.task(p.id, { name: 'Purged', dueAt: iso(due), assignees: [h.a.regular.id] });
+      const custom = await reminder(h, t.id, { ahead: 30 * 24 * HOUR });
+      h.clock.set(due + MIN);
+      await h.api.jobs.reminders();
+      const [overdue] = await overdueOf(t.id, h.a.regular.token);
+      ok(await h.del(`/projects/${p.id}`), 204);
+      h.clock.advance(30 * 24 * HOUR);
+      const { events } = await during(h, async () => {
+        await h.api.jobs.purge();
+        await h.api.jobs.reminders();
+      });
+      expect(sorted(ofType(events, 'reminder.removed').map((e) => e.aggregateId))).toEqual(sorted([custom.id, overdue.id]));
+      expect(await stored(t.id)).toEqual([]);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Reminder: the job against concurrent writes and other runners (orphans, task deletes, one runner at a time)`, () => {
+    const H = harnessPerDescribe(factory);
+    let p: any;
+    beforeAll(async () => {
+      p = await H().project({ name: 'Concurrency', members: [H().a.regular.id] });
+    });
+    const count = async (taskId: string) => (await H().store.db.selectFrom('reminders').select('id').where('task_id', '=', taskId).execute()).length;
+
+    it('a reminder whose task is gone without its cascade (what a delete racing the job leaves) is removed at the next run (reminder.removed)', async () => {
+      const h = H();
+      const due = h.clock.now() + 10 * MIN;
+      const t = await h.task(p.id, { name: 'Orphaned', dueAt: iso(due), assignees: [h.a.regular.id] });
+      h.clock.set(due + MIN);
+      expect((await h.api.jobs.reminders()).created).toBe(1);
+      const [row] = await h.store.db.selectFrom('reminders').select('id').where('task_id', '=', t.id).execute();
+      await h.store.db.deleteFrom('tasks').where('id', '=', t.id).execute();
+      const run = await during(h, () => h.api.jobs.reminders());
+      expect(ofType(run.events, 'reminder.removed').map((e) => e.aggregateId)).toEqual([row!.id]);
+      expect(await count(t.id)).toBe(0);
+    });
+
+    it.runIf(factory.name === 'postgres')('a task delete committing while the job waits on the task: the job re-reads it under its row lock and makes no reminder for it', async () => {
+      const h = H();
+      const due = h.clock.now() + 10 * MIN;
+      const t = await h.task(p.id, { name: 'Deleted mid-run', dueAt: iso(due), assignees: [h.a.regular.id] });
+      h.clock.set(due + MIN);
+      let job: Promise<any> | undefined;
+      await h.store.db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('tasks').where('id', '=', t.id).execute();
+        job = h.api.jobs.reminders();
+        // Let the job scan (it still sees the task) and block on the task's row lock.
+        await new Promise((r) => setTimeout(r, 400));
+      });
+      const result = await job!;
+      expect(result.created).toBe(0);
+      expect(await count(t.id)).toBe(0);
+    });
+
+    it('two runners at once over the same data: each overdue reminder is made once and fires once', async () => {
+      const h = H();
+      const twin = await createPmapi({ store: h.store, clock: h.clock, rateLimiter: false });
+      const due = h.clock.now() + 10 * MIN;
+      const tasks: any[] = [];
+      for (let i = 0; i < 12; i++) tasks.push(await h.task(p.id, { name: `Raced ${i}`, dueAt: iso(due), assignees: [h.a.regular.id] }));
+      h.clock.set(due + MIN);
+      const { result, events } = await during(h, () => Promise.all([h.api.jobs.reminders({ batch: 3 }), twin.jobs.reminders({ batch: 3 })]));
+      const created = ofType(events, 'reminder.created');
+      expect(created).toHaveLength(12);
+      expect(sorted(created.map((e) => e.payload.reminder.taskId))).toEqual(sorted(tasks.map((t) => t.id)));
+      expect(ofType(events, 'reminder.updated')).toHaveLength(12);
+      // Whichever runner stopped early says so; a runner that did not stop did its share.
+      for (const r of result) if (!r.skipped) expect(r.more).toBe(false);
+      // Together they made each one once, and a later run has nothing left.
+      expect(result[0].created + result[1].created).toBe(12);
+      expect(await h.api.jobs.reminders()).toEqual({ created: 0, removed: 0, fired: 0, skipped: false, more: false });
+      for (const t of tasks) expect(await count(t.id)).toBe(1);
+    });
+
+    it.runIf(factory.name === 'postgres')('a runner finding another at work answers skipped: true and does nothing; the lock is the schema\'s: another schema\'s runner is not held up', async () => {
+      const h = H();
+      const other = await harness(factory);
+      try {
+        const due = h.clock.now() + 10 * MIN;
+        const t = await h.task(p.id, { name: 'Held', dueAt: iso(due), assignees: [h.a.regular.id] });
+        const po = await other.project({ name: 'Other schema' });
+        const to = await other.task(po.id, { name: 'Other', dueAt: iso(other.clock.now() + 10 * MIN) });
+        h.clock.set(due + MIN);
+        other.clock.set(other.clock.now() + 11 * MIN);
+        await h.store.db.transaction().execute(async (trx) => {
+          expect(await h.store.dialect.tryLock!(trx, 'reminders-job')).toBe(true);
+          expect(await h.api.jobs.reminders()).toEqual({ created: 0, removed: 0, fired: 0, skipped: true, more: false });
+          const elsewhere = await other.api.jobs.reminders();
+          expect(elsewhere).toMatchObject({ created: 1, skipped: false });
+        });
+        expect(await count(t.id)).toBe(0);
+        expect((await other.store.db.selectFrom('reminders').select('id').where('task_id', '=', to.id).execute()).length).toBe(1);
+        expect(await h.api.jobs.reminders()).toMatchObject({ created: 1, skipped: false });
+      } finally {
+        await other.close();
+      }
+    });
+  });
+
+  describe(`[${factory.name}] v3 Reminder: bounded work per run (capped batches; tasks with nobody to remind are not scanned again)`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('a run handles at most maxBatches batches per step and says more: true; the next runs carry on', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Capped', members: [h.a.regular.id] });
+      const due = h.clock.now() + 10 * MIN;
+      for (let i = 0; i < 5; i++) await h.task(p.id, { name: `Capped ${i}`, dueAt: iso(due), assignees: [h.a.regular.id] });
+      h.clock.set(due + MIN);
+      const first = await h.api.jobs.reminders({ batch: 2, maxBatches: 1 });
+      expect(first).toMatchObject({ created: 2, more: true });
+      const second = await h.api.jobs.reminders({ batch: 2, maxBatches: 1 });
+      expect(second).toMatchObject({ created: 2, more: true });
+      const third = await h.api.jobs.reminders({ batch: 2, maxBatches: 1 });
+      expect(third.created).toBe(1);
+      const all = ok(await h.get(`/reminders?projectId=${p.id}&type[eq]=overdue&limit=200`, { token: h.a.regular.token })).data;
+      expect(all).toHaveLength(5);
+      while ((await h.api.jobs.reminders({ batch: 2, maxBatches: 1 })).more);
+      expect(await h.api.jobs.reminders()).toEqual({ created: 0, removed: 0, fired: 0, skipped: false, more: false });
+    });
+
+    it('past-due tasks whose assignees cannot be reminded: checked once, then a run costs the same few statements however many there are', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Nobody to tell', accessType: 'limited' });
+      const outsider = await memberWith(h, 'regular', 'Outside the project');
+      const due = h.clock.now() + 10 * MIN;
+      const t = await h.task(p.id, { name: 'Unseen', dueAt: iso(due), assignees: [outsider.id] });
+      h.clock.set(due + MIN);
+      await h.api.jobs.reminders();
+      const idle = (await h.countQueries(() => h.api.jobs.reminders())).length;
+      for (let i = 0; i < 30; i++) await h.task(p.id, { name: `Unseen ${i}`, dueAt: iso(due), assignees: [outsider.id] });
+      const firstRun = await h.countQueries(async () => expect((await h.api.jobs.reminders()).created).toBe(0));
+      // One scan, one locked re-read, one recipients statement and one marker write for the batch, not statements per task.
+      expect(firstRun.length).toBeLessThan(idle + 10);
+      const again = await h.countQueries(async () => expect((await h.api.jobs.reminders()).created).toBe(0));
+      expect(again.length).toBe(idle);
+      // A new dueAt is checked again: the member, now in the project, gets their reminder.
+      ok(await h.patch(`/projects/${p.id}`, { members: [outsider.id] }));
+      ok(await h.patch(`/tasks/${t.id}`, { dueAt: iso(due + 30 * 1000) }));
+      const run = await during(h, () => h.api.jobs.reminders());
+      expect(ofType(run.events, 'reminder.created').map((e) => [e.payload.reminder.taskId, e.payload.reminder.createdById])).toEqual([[t.id, outsider.id]]);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Reminder: at most 20 custom reminders per member and task, 1000 per member (400 validation_failed)`, () => {
+    const H = harnessPerDescribe(factory);
+    let p: any;
+    beforeAll(async () => {
+      p = await H().project({ name: 'Capped reminders', members: [H().a.regular.id] });
+    });
+
+    it('the 21st reminder of a member on one task → 400 too_many_on_task on taskId, nothing made; other members and other tasks are not affected; deleting one makes room', async () => {
+      const h = H();
+      const t = await h.task(p.id, { name: 'Busy' });
+      const other = await h.task(p.id, { name: 'Quiet' });
+      const mine: any[] = [];
+      for (let i = 0; i < 20; i++) mine.push(await reminder(h, t.id, { token: h.a.regular.token, ahead: HOUR + i * MIN }));
+      const refused = await during(h, () => h.post('/reminders', { taskId: t.id, date: iso(h.clock.now() + 2 * HOUR) }, { token: h.a.regular.token }));
+      invalid(refused.result, 'taskId', 'too_many_on_task');
+      expect(refused.events).toEqual([]);
+      await reminder(h, t.id);
+      await reminder(h, other.id, { token: h.a.regular.token });
+      ok(await h.del(`/reminders/${mine[0].id}`, { token: h.a.regular.token }), 204);
+      await reminder(h, t.id, { token: h.a.regular.token });
+    });
+
+    it('a member holding 1000 custom reminders → 400 too_many_reminders on taskId for the next one, on any task; other members are not affected; deleting one makes room', async () => {
+      const h = H();
+      const t = await h.task(p.id, { name: 'Many' });
+      const fresh = await h.task(p.id, { name: 'Fresh' });
+      const first = await reminder(h, t.id, { token: h.a.regular.token });
+      const have = Number((await h.store.db.selectFrom('reminders').select((eb) => eb.fn.countAll().as('n'))
+        .where('created_by_id', '=', h.a.regular.id).where('type', '=', 'custom').executeTakeFirstOrThrow()).n);
+      // Fill up to the limit directly (as many requests would): copies of the first, on the same task.
+      const [row] = await h.store.db.selectFrom('reminders').selectAll().where('id', '=', first.id).execute();
+      const copies = Array.from({ length: 1000 - have }, () => ({ ...row, id: randomUUID() }));
+      for (let i = 0; i < copies.length; i += 200) await h.store.db.insertInto('reminders').values(copies.slice(i, i + 200)).execute();
+      invalid(await h.post('/reminders', { taskId: fresh.id, date: iso(h.clock.now() + HOUR) }, { token: h.a.regular.token }), 'taskId', 'too_many_reminders');
+      await reminder(h, fresh.id);
+      ok(await h.del(`/reminders/${first.id}`, { token: h.a.regular.token }), 204);
+      await reminder(h, fresh.id, { token: h.a.regular.token });
     });
   });
 }

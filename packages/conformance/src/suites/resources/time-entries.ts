@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll } from 'vitest';
-import type { Harness, StoreFactory } from '../../kit';
+import type { Harness, Reply, StoreFactory } from '../../kit';
 import { during, harnessPerDescribe, ofType } from '../shared';
 import { expectOk as ok, expectProblem as problem, expectInvalid as invalid, sorted } from './helpers';
 
@@ -381,6 +381,93 @@ export function timeEntriesSuite(factory: StoreFactory): void {
       const ev2 = ofType(mine.events, 'timeEntry.created', mine.result.id);
       expect(await queued(integHook.id, ev2[0].eventId)).toBe(true);
       expect(await queued(ownerHook.id, ev2[0].eventId)).toBe(true);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Time entries: a task deleted while an entry is being created (Postgres: concurrent transactions)`, () => {
+    const H = harnessPerDescribe(factory);
+    const postgres = factory.name === 'postgres';
+    /** Run one raw statement (the suite has no SQL builder of its own). */
+    const raw = (db: any, text: string) => db.executeQuery({ sql: text, parameters: [], query: { kind: 'RawNode', sqlFragments: [text], parameters: [] }, queryId: { queryId: 'race' } });
+    /** Statements of this database waiting for a lock whose text matches `pattern`. */
+    const waiting = async (h: Harness, pattern: string) =>
+      (await h.store.db.selectFrom('pg_catalog.pg_stat_activity' as any).select('query' as any).where('wait_event_type' as any, '=', 'Lock').where('query' as any, 'like', pattern).execute()).length > 0;
+    /** A second connection holding `table` in SHARE mode (writes to it wait) until `release`. */
+    const hold = async (h: Harness, table: string) => {
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let holding!: () => void;
+      const held = new Promise<void>((r) => (holding = r));
+      const holder = h.store.db.transaction().execute(async (trx: any) => {
+        await raw(trx, `lock table ${table} in share mode`);
+        holding();
+        await released;
+      });
+      await held;
+      return { release, holder };
+    };
+    const until = async (cond: () => Promise<boolean>, what: string) => {
+      for (let i = 0; i < 500; i++) {
+        if (await cond()) return;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error(`timed out waiting for ${what}`);
+    };
+
+    // SQLite serialises writers (BEGIN IMMEDIATE): the create and the delete cannot interleave there, so only Postgres runs this.
+    it.skipIf(!postgres)('the create reads the task key-share locked: the delete waits for it, then takes the new entry with the task (no entry left pointing at a deleted task)', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Race P' });
+      const t = await h.task(p.id, { name: 'Raced task' });
+      // A second connection holds time_entries in SHARE mode: the create runs up to its INSERT (the task already read) and waits there.
+      const { release, holder } = await hold(h, 'time_entries');
+      let creating: Promise<Reply> | undefined;
+      let deleting: Promise<Reply> | undefined;
+      try {
+        creating = h.post('/time-entries', { taskId: t.id, startAt: at(T0), endAt: at(T0 + HOUR) });
+        await until(() => waiting(h, '%insert into "time_entries"%'), 'the create to wait at its insert');
+        // Now the delete: it must wait for the create (the task is key-share locked), not finish before it.
+        let deleted = false;
+        deleting = h.del(`/tasks/${t.id}`).then((r) => {
+          deleted = true;
+          return r;
+        });
+        await until(async () => deleted || (await waiting(h, '%from "tasks"%for update%')), 'the delete to wait or finish');
+        expect(deleted).toBe(false);
+      } finally {
+        release();
+        await holder;
+      }
+      const made = ok(await creating!, 201);
+      expect((await deleting!).status).toBe(204);
+      // The entry went with its task.
+      problem(await h.get(`/time-entries/${made.id}`), 404, 'resource_not_found');
+      const left = await h.store.db.selectFrom('time_entries').select('id').where('task_id', '=', t.id).execute();
+      expect(left).toEqual([]);
+    });
+
+    it.skipIf(!postgres)('the same for relation targets: a goal linked to a list while it is deleted leaves no link behind (the delete waits on the key-share lock)', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Race goals P' });
+      const l = ok(await h.post('/lists', { name: 'Raced list', projectId: p.id }), 201);
+      const g = ok(await h.post('/goals', { name: 'Raced goal' }), 201);
+      const { release, holder } = await hold(h, 'links');
+      let linking: Promise<Reply> | undefined;
+      let deleting: Promise<Reply> | undefined;
+      try {
+        linking = h.post(`/lists/${l.id}/goals`, { ids: [g.id] });
+        await until(() => waiting(h, '%insert into "links"%'), 'the link to wait at its insert');
+        deleting = h.del(`/goals/${g.id}`);
+        // The delete waits for the linking write on the goal row itself (not later, at dropping links).
+        await until(() => waiting(h, '%from "goals"%for update%'), 'the delete to wait on the goal row');
+        expect(await waiting(h, '%delete from "links"%')).toBe(false);
+      } finally {
+        release();
+        await holder;
+      }
+      expect(ok(await linking!).goals).toEqual([g.id]);
+      expect((await deleting!).status).toBe(204);
+      expect(ok(await h.get(`/lists/${l.id}`)).goals).toEqual([]);
     });
   });
 

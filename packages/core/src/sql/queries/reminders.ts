@@ -42,14 +42,15 @@ function bool(d: DialectSupport, v: boolean): any {
 }
 
 /**
- * Overdue reminders that no longer hold (at most `limit`): their task is gone
- * (a delete that raced the job), completed, archived, without a dueAt or with
- * another one than their date; its project is trashed or archived; or their
- * recipient is no longer one (not an assignee, or not the creator of a task
- * without assignees), is no longer an active member, or can no longer open
- * the project.
+ * Reminders that no longer hold (at most `limit`). Overdue ones: their task
+ * is gone (a delete that raced the job), completed, archived, without a
+ * dueAt or with another one than their date; its project is trashed or
+ * archived; or their recipient is no longer one (not an assignee, or not
+ * the creator of a task without assignees), no longer an active member, or
+ * can no longer open the project. Custom ones: their task is gone, or their
+ * creator is no longer a member or can no longer open the project.
  */
-export async function staleOverdueReminders(db: Kysely<any>, d: DialectSupport, rem: StoredResource, tasks: StoredResource, limit: number): Promise<Row[]> {
+export async function staleReminders(db: Kysely<any>, d: DialectSupport, rem: StoredResource, tasks: StoredResource, limit: number): Promise<Row[]> {
   const rc = rem.columnOf;
   const tc = tasks.columnOf;
   const assignees = (eb: ExpressionBuilder<any, any>) => eb.selectFrom('links as al').select('al.related_id')
@@ -59,22 +60,23 @@ export async function staleOverdueReminders(db: Kysely<any>, d: DialectSupport, 
     .leftJoin('projects as p', 'p.id', `t.${tc.projectId}`)
     .leftJoin('members as m', 'm.id', `r.${rc.createdById}`)
     .selectAll('r')
-    .where(`r.${rc.type}`, '=', 'overdue')
     .where((eb) => eb.or([
       eb('t.id', 'is', null),
-      eb(`t.${tc.completed}`, '=', bool(d, true)),
-      eb(`t.${tc.archived}`, '=', bool(d, true)),
-      eb(`t.${tc.dueAt}`, 'is', null),
-      eb(`t.${tc.dueAt}`, '<>', eb.ref(`r.${rc.date}`)),
       eb('p.id', 'is', null),
-      eb('p.purge_at', 'is not', null),
-      eb('p.archived', '=', bool(d, true)),
       eb('m.id', 'is', null),
-      eb('m.active', '<>', bool(d, true)),
-      // An assignee no more, or (no assignees) not the task's creator.
-      eb.and([eb.exists(assignees(eb)), eb(`r.${rc.createdById}`, 'not in', assignees(eb))]),
-      eb.and([eb.not(eb.exists(assignees(eb))), eb.or([eb(`t.${tc.createdById}`, 'is', null), eb(`t.${tc.createdById}`, '<>', eb.ref(`r.${rc.createdById}`))])]),
       eb.not(canOpen(eb, d, 'm', 'p')),
+      eb.and([eb(`r.${rc.type}`, '=', 'overdue'), eb.or([
+        eb(`t.${tc.completed}`, '=', bool(d, true)),
+        eb(`t.${tc.archived}`, '=', bool(d, true)),
+        eb(`t.${tc.dueAt}`, 'is', null),
+        eb(`t.${tc.dueAt}`, '<>', eb.ref(`r.${rc.date}`)),
+        eb('p.purge_at', 'is not', null),
+        eb('p.archived', '=', bool(d, true)),
+        eb('m.active', '<>', bool(d, true)),
+        // An assignee no more, or (no assignees) not the task's creator.
+        eb.and([eb.exists(assignees(eb)), eb(`r.${rc.createdById}`, 'not in', assignees(eb))]),
+        eb.and([eb.not(eb.exists(assignees(eb))), eb.or([eb(`t.${tc.createdById}`, 'is', null), eb(`t.${tc.createdById}`, '<>', eb.ref(`r.${rc.createdById}`))])]),
+      ])]),
     ]))
     .orderBy('r.id').limit(limit).execute() as Promise<Row[]>;
 }
