@@ -49,6 +49,8 @@ export interface StoredResource {
   readonly fields: Record<string, StoredField>;
   /** Column values every row of the resource holds (a table shared with other kinds of rows). */
   readonly fixed?: Readonly<Record<string, string>>;
+  /** Member ids (`created_by_id`, `updated_by_id`) stamp its rows instead of the actor columns. */
+  readonly memberStamps?: boolean;
   /** Response field → many-to-many relation name (the relations a read may carry, see Repo `links`). */
   readonly relationFields: Readonly<Record<string, string>>;
   /** Could this string be an id of this resource? */

@@ -17,6 +17,7 @@ export const common: Cols = {
   'updated_by_actor_type?': 'text',
 };
 export const soft: Cols = { 'purge_at?': 'timestamp', 'deleted_by_id?': 'id' };
+const ACTOR_COLUMNS = ['created_by_actor_id?', 'updated_by_actor_id?', 'created_by_actor_type?', 'updated_by_actor_type?'];
 
 export function createTable(db: Kysely<any>, d: DialectSupport, name: string, cols: Cols, pk: string[] = ['id']) {
   let t = db.schema.createTable(name);
@@ -39,6 +40,8 @@ export function createTable(db: Kysely<any>, d: DialectSupport, name: string, co
  */
 export function tableOf(res: StoredResource, extra: Cols = {}): Cols {
   const cols: Cols = { ...common, ...(res.softDelete ? soft : {}) };
+  // Member stamps replace the actor columns (their created_by_id and updated_by_id come from the fields below).
+  if (res.memberStamps) for (const c of ACTOR_COLUMNS) delete cols[c];
   // The kind column of a table shared with other kinds of rows.
   for (const column of Object.keys(res.fixed ?? {})) cols[column] = 'text';
   const known = new Set(Object.keys(cols).map((c) => c.replace(/\?$/, '')));
