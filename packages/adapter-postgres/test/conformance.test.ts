@@ -15,7 +15,7 @@ if (!url) {
     // Each harness works in a schema of its own, dropped when it closes.
     async open(o) {
       const schema = `h_${randomBytes(6).toString('hex')}`;
-      const store = await openPostgresStore({ connectionString: url, schema, max: 6, onQuery: o?.onQuery });
+      const store = await openPostgresStore({ connectionString: url, schema, max: o?.max ?? 6, onQuery: o?.onQuery });
       return {
         ...store,
         async close() {

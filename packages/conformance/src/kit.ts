@@ -5,7 +5,7 @@ import type { SqlStore } from '@pmapi/core/sql';
 export interface StoreFactory {
   name: string;
   /** `onQuery` receives the SQL of every query the store runs (for query-count checks). */
-  open(o?: { onQuery?: (sql: string) => void }): Promise<SqlStore>;
+  open(o?: { onQuery?: (sql: string) => void; /** Connection-pool size, where the store pools connections. */ max?: number }): Promise<SqlStore>;
 }
 
 export interface Member {
@@ -73,10 +73,10 @@ export interface Harness {
 const ALL = ['read', 'write', 'delete'];
 
 /** Build a fresh API over a fresh store, seeded with two workspaces. */
-export async function harness(factory: StoreFactory, options: { api?: (clock: FakeClock, store: SqlStore) => Partial<PmapiOptions> } = {}): Promise<Harness> {
+export async function harness(factory: StoreFactory, options: { api?: (clock: FakeClock, store: SqlStore) => Partial<PmapiOptions>; poolMax?: number } = {}): Promise<Harness> {
   const queries: string[] = [];
   let counting = false;
-  const store = await factory.open({ onQuery: (q) => { if (counting) queries.push(q); } });
+  const store = await factory.open({ onQuery: (q) => { if (counting) queries.push(q); }, ...(options.poolMax ? { max: options.poolMax } : {}) });
   const clock = fakeClock('2026-03-01T09:00:00.000Z');
   // Rate limits are off unless a suite turns them on (they have a suite of their own).
   // Files keep their bytes in memory unless a suite brings its own store.

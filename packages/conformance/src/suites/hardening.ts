@@ -172,8 +172,10 @@ export function hardeningSuite(factory: StoreFactory): void {
       it(`${res.path}: each filter with each allowed operator answers 200`, async () => {
         for (const [name, f] of Object.entries(res.filters)) {
           const kind = f.relation || f.links || f.derive ? 'text' : res.fields[f.field ?? name]!.kind;
+          // A calendar-date field (f.date) takes only dates YYYY-MM-DD.
+          const one = !(f.relation || f.links || f.derive) && res.fields[f.field ?? name]!.calendarDate ? '2026-01-01' : sample[kind]!;
           for (const op of f.ops) {
-            const v = op === 'null' || op === 'notNull' ? 'true' : op === 'in' ? `${sample[kind]},${sample[kind]}` : sample[kind]!;
+            const v = op === 'null' || op === 'notNull' ? 'true' : op === 'in' ? `${one},${one}` : one;
             const r = await h.get(`/${res.path}?${name}[${op}]=${encodeURIComponent(v)}`);
             expect(r.status, `${res.path}?${name}[${op}] → ${JSON.stringify(r.body)}`).toBe(200);
             expect(Array.isArray(r.body.data)).toBe(true);

@@ -543,6 +543,19 @@ export function oauthSuite(factory: StoreFactory): void {
       expect(a.page.status).toBe(400);
     });
 
+    it('a removed (trashed) member is as inactive as a deactivated one: tokens stop working, no refresh, no code exchange, no consent (access_denied)', async () => {
+      const { h } = s;
+      const tok = await tokensFor(s, h.a.regular.id);
+      const pending = await codeFor(s, h.a.regular.id);
+      expect((await h.del(`/members/${h.a.regular.id}`)).status).toBe(204);
+      expect((await h.get('/tasks', { token: tok.access_token })).status).toBe(401);
+      expect((await refreshWith(s, tok.refresh_token)).body.error).toBe('invalid_grant');
+      const exchanged = await token(h, { grant_type: 'authorization_code', code: pending.code, redirect_uri: APP, client_id: s.pub.clientId, code_verifier: pending.verifier });
+      expect(exchanged.body.error).toBe('invalid_grant');
+      const a = await authorize(h, { clientId: s.pub.clientId, memberId: h.a.regular.id });
+      expect(query(a.location).get('error')).toBe('access_denied');
+    });
+
     it('a deactivated member\'s OAuth tokens stop working and cannot be refreshed', async () => {
       const tok = await tokensFor(s, s.h.a.regular.id);
       await s.h.api.admin.setMemberActive(s.h.a.regular.id, false);

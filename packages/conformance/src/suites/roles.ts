@@ -386,6 +386,26 @@ export function rolesSuite(factory: StoreFactory): void {
       expect((await h.post('/tasks', { name: 'Back', projectId: p.id }, { token: gone1.token })).status).toBe(201);
     });
 
+    it('removed (trashed: DELETE /members/{id}) holders move to the regular role too: restored, the member holds regular and their token authenticates', async () => {
+      const role = await createRole(h, { name: 'Trashed holder', permissions: ['tasks:read'] });
+      const gone = await memberWithRole(h, 'Trashed holder');
+      expect((await h.del(`/members/${gone.id}`)).status).toBe(204);
+      const r = await h.del(`/roles/${role.id}`);
+      expect(r.status, JSON.stringify(r.body)).toBe(204);
+      expect((await h.post(`/members/${gone.id}/restore`)).status).toBe(200);
+      expect((await h.get(`/members/${gone.id}`)).body).toMatchObject({ role: 'regular', roleId: h.a.roleIds.regular });
+      expect((await h.get('/tasks', { token: gone.token })).status).toBe(200);
+    });
+
+    it('renaming a role renames it on removed (trashed) holders too: restored, the member carries the new name', async () => {
+      const role = await createRole(h, { name: 'Old name', permissions: ['tasks:read'] });
+      const gone = await memberWithRole(h, 'Old name');
+      expect((await h.del(`/members/${gone.id}`)).status).toBe(204);
+      expect((await h.patch(`/roles/${role.id}`, { name: 'New name' })).status).toBe(200);
+      expect((await h.post(`/members/${gone.id}/restore`)).status).toBe(200);
+      expect((await h.get(`/members/${gone.id}`)).body).toMatchObject({ role: 'New name', roleId: role.id });
+    });
+
     it("a deleted role leaves lists' hiddenFor", async () => {
       const role = await createRole(h, { name: 'Hidden' });
       const p = await h.project();

@@ -11,7 +11,7 @@ import { Repo } from '../sql/repo';
 import { seedRecord } from '../services/records';
 import { insertWorkspace, setAllowCompletingBlockedTasks, setWorkspaceOwner } from '../sql/queries/workspaces';
 import { setWorkspaceQuota } from '../sql/queries/files';
-import { insertUser, insertUserIfAbsent, membershipsOfUser, revokeMemberTokens, scrubMember, scrubUser, setMemberActive, teamOfMember } from '../sql/queries/members';
+import { insertUser, insertUserIfAbsent, isMemberErased, membershipsOfUser, revokeMemberTokens, scrubMember, scrubMemberEvents, scrubUser, setMemberActive, teamOfMember } from '../sql/queries/members';
 import { tombstoneMemberActor } from '../sql/queries/actors';
 import { announce } from '../services/records';
 import type { Engine } from '../services/engine';
@@ -198,6 +198,8 @@ export class Admin {
         await scrubMember(trx, this.d, m.id, ERASED_NAME, now);
         await revokeMemberTokens(trx, this.d, m.id, now);
         await this.announceMember(trx, m.teamId, m.id, 'updated');
+        // Earlier member.* events (the activity feed, undelivered webhooks) lose the person's name and e-mail too.
+        await scrubMemberEvents(trx, this.d, m.id, ERASED_NAME);
       }
       await scrubUser(trx, userId, ERASED_NAME);
       return { memberIds: memberships.map((m) => m.id), actorIds };
@@ -207,6 +209,8 @@ export class Admin {
   /** Deactivate (or reactivate) a member; their tokens then answer 401 token_owner_inactive. */
   async setMemberActive(memberId: string, active: boolean): Promise<void> {
     await this.store.transaction(async (trx) => {
+      // Erasure is not undoable: an erased membership stays inactive.
+      if (active && (await isMemberErased(trx, memberId))) throw new Error(`pmapi admin: member ${memberId} was erased and cannot be reactivated`);
       await setMemberActive(trx, this.d, memberId, active, this.clock.now());
       const teamId = await teamOfMember(trx, memberId);
       if (teamId !== undefined) await this.announceMember(trx, teamId, memberId, 'updated');
@@ -237,6 +241,7 @@ export class Admin {
     for (const s of input.scopes) if (!isValidScope(s)) throw new Error(`pmapi admin: invalid scope '${s}'`);
     const teamId = await teamOfMember(this.store.db, memberId);
     if (teamId === undefined) throw new Error(`pmapi admin: no member ${memberId}`);
+    if (await isMemberErased(this.store.db, memberId)) throw new Error(`pmapi admin: member ${memberId} was erased; an erased membership gets no tokens`);
     const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt).getTime();
     const { token, prefix, hash } = newPersonalToken(this.ids);
     // Seeded through the declaration, like the API's tokens.

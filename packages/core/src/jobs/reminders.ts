@@ -180,9 +180,12 @@ export async function runRemindersJob(engine: Engine, store: SqlStore, system: P
     const pairs = await overdueRecipients(trx, d, tasks, held.map((x) => x.task.id));
     const unchecked: Array<{ taskId: string; teamId: string; dueAt: number }> = [];
     for (const { task, teamId } of held) {
-      const ctx = await ctxOf(teamId);
       const who = pairs.filter((x) => x.taskId === task.id);
-      if (who.length === 0) unchecked.push({ taskId: task.id, teamId, dueAt: task.dueAt as number });
+      if (who.length === 0) {
+        unchecked.push({ taskId: task.id, teamId, dueAt: task.dueAt as number });
+        continue;
+      }
+      const ctx = await ctxOf(teamId);
       for (const { memberId } of who) {
         await insertRecord(ctx, 'reminder', {
           date: task.dueAt, taskId: task.id, type: 'overdue', createdById: memberId, projectId: task.projectId, firedAt: null, personal: true,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineResource, RANGE, type Rec } from './define-resource';
 import { f } from './fields';
 import { nextOrder } from './rules';
-import { ProblemError } from '../errors/problem';
+import { notFound, ProblemError } from '../errors/problem';
 import { patchRecord } from '../services/records';
 import type { WriteContext } from './hooks';
 
@@ -67,7 +67,8 @@ export const favoriteFolderResource = defineResource({
 
 /** 400 favorite_folder_invalid unless `id` names a favorite folder of the caller's own (spec "Errors"). */
 async function assertOwnFolder(ctx: WriteContext, id: string): Promise<void> {
-  const folder = await ctx.repo.get(ctx.registry.get('favoriteFolder'), ctx.teamId, id);
+  // Share-locked: a concurrent delete of the folder waits for this write (then unfiles the favorite) or has gone first (400 here).
+  const folder = await ctx.repo.get(ctx.registry.get('favoriteFolder'), ctx.teamId, id, { lock: 'share' });
   if (!folder || folder.createdById !== ctx.principal.memberId) {
     throw new ProblemError('favorite_folder_invalid', `favoriteFolderId '${id.slice(0, 100)}' is not a favorite folder of yours`, { field: 'favoriteFolderId' });
   }
@@ -76,7 +77,10 @@ async function assertOwnFolder(ctx: WriteContext, id: string): Promise<void> {
 /** The favorite's target: a live record the caller can open (404 resource_not_found naming targetId, or the target's own access answer). */
 async function assertTarget(ctx: WriteContext, type: string, id: string): Promise<Rec> {
   const res = ctx.registry.get(type);
-  const rec = await ctx.mustGet(res, id, 'targetId');
+  // Share-locked: a concurrent removal of the target waits for this write (then takes the favorite with it) or has gone first (404 here).
+  const rec = await ctx.mustGet(res, id, 'targetId', { lock: 'share' });
+  // A row the resource's own routes never serve (`unlisted`: a project's discussion chat) is not a target either: 404 as on GET.
+  if (res.unlisted && rec[res.unlisted.field] === res.unlisted.value) throw notFound(res.name, id, 'targetId');
   await ctx.access.assertRecord(res, rec);
   return rec;
 }

@@ -8,6 +8,7 @@ import { fieldError } from './rules';
 import { requireHuman } from '../auth/identity';
 import { retireMember } from '../sql/queries/members';
 import { effectivePermissions, holds } from '../auth/roles';
+import { announce, destroyDependants } from '../services/records';
 
 /** GET /actors/{id}: who wrote a record (spec "Actor"). */
 export const actorResource = defineResource({
@@ -52,6 +53,8 @@ export const memberResource = defineResource({
     active: f.boolean(),
     /** human, agent or automation (docs/not-shown.md "Agents and automations"). */
     type: f.readOnly('text'),
+    /** When the person was erased (api.admin.erasePerson); never shown. An erased membership is never reactivated. */
+    erasedAt: f.readOnly('timestamp', { nullable: true, internal: true }),
   },
   filters: {
     purgeAt: { ops: ['null', 'notNull', ...RANGE] },
@@ -69,7 +72,11 @@ export const memberResource = defineResource({
   hooks: {
     async beforeUpdate(ctx, current, patch) {
       requireHuman(ctx.principal, 'manage members');
-      assertManageable(ctx, current, patch.active === false ? 'deactivate' : 'change');
+      await assertManageable(ctx, current, patch.active === false ? 'deactivate' : 'change');
+      if (patch.active === true && current.erasedAt != null && current.active !== true) {
+        // Erasure is not undoable (docs/not-shown.md "Members management": Erasure).
+        throw new ProblemError('conflict', 'This member was erased; an erased membership cannot be reactivated', { field: 'active', reason: 'erased' });
+      }
       if (patch.role !== undefined || patch.roleId !== undefined) {
         const role = await resolveRole(ctx, patch.role, patch.roleId);
         patch.roleId = role.id;
@@ -78,29 +85,70 @@ export const memberResource = defineResource({
     },
     async beforeDelete(ctx, current) {
       requireHuman(ctx.principal, 'manage members');
-      assertManageable(ctx, current, 'remove');
+      await assertManageable(ctx, current, 'remove');
     },
-    async beforeRestore(ctx) {
+    async beforeRestore(ctx, rec) {
       requireHuman(ctx.principal, 'manage members');
+      await assertManageable(ctx, rec, 'restore');
     },
     async beforeDestroy(ctx, rec) {
       // Purged 30 days after removal: its tokens die for good, an agent's actor loses its agentId (spec "Actor").
       await retireMember(ctx.repo, ctx.registry.get('actor').table, { id: rec.id, type: rec.type, now: ctx.now });
+      await destroyPersonalRows(ctx, rec.id);
     },
   },
 });
 
 /**
+ * A purged member's personal rows, which nobody else sees or can remove:
+ * their favorites, favorite folders and presence status, each removed for
+ * good with its `removed` event (favorites first, so no folder has any left
+ * to unfile). docs/not-shown.md "Members management": Removing.
+ */
+const PERSONAL_ROWS: ReadonlyArray<readonly [resource: string, owner: string]> = [
+  ['favorite', 'createdById'], ['favoriteFolder', 'createdById'], ['presenceStatus', 'memberId'],
+];
+
+async function destroyPersonalRows(ctx: WriteContext, memberId: string): Promise<void> {
+  for (const [name, owner] of PERSONAL_ROWS) {
+    const res = ctx.registry.all().find((r) => r.name === name);
+    if (!res) continue;
+    const rows = await ctx.repo.findWhere(res, ctx.teamId, { [owner]: memberId });
+    if (rows.length === 0) continue;
+    for (const row of rows) {
+      await res.hooks?.beforeDestroy?.(ctx, row);
+      await announce(ctx, res, row, 'removed');
+    }
+    const ids = rows.map((r) => r.id);
+    await destroyDependants(ctx, res, ids);
+    await ctx.repo.destroy(res, ctx.teamId, ids);
+  }
+}
+
+/**
  * The workspace owner's membership (the built-in owner role) and one's own
  * membership are not managed over v3: 403 permission_denied with an empty
- * missingPermissions, as no permission allows it (docs/not-shown.md).
+ * missingPermissions, as no permission allows it (docs/not-shown.md). Nor is
+ * a member whose current role grants permissions the caller does not hold
+ * (403 permission_exceeds_caller_grant with exceedingPermissions): a
+ * less-privileged manager of members cannot deactivate, remove, restore or
+ * otherwise change a more-privileged one.
  */
-function assertManageable(ctx: WriteContext, current: Rec, verb: string): void {
+async function assertManageable(ctx: WriteContext, current: Rec, verb: string): Promise<void> {
   if (current.id === ctx.principal.memberId) {
     throw new ProblemError('permission_denied', `A member cannot ${verb} their own membership; ask another member who holds manageMembers`, { missingPermissions: [], reason: 'self' });
   }
   if (current.role === 'owner') {
     throw new ProblemError('permission_denied', `The workspace owner cannot be demoted, deactivated or removed`, { missingPermissions: [], reason: 'workspace_owner' });
+  }
+  const role = typeof current.roleId === 'string' ? await ctx.repo.get(ctx.registry.get('role'), ctx.teamId, current.roleId) : undefined;
+  if (!role) return;
+  const mine = ctx.principal.permissions;
+  const beyond = effectivePermissions(ctx.registry, role).filter((p) => !holds(mine, p));
+  if (beyond.length) {
+    throw new ProblemError('permission_exceeds_caller_grant', `You cannot ${verb} a member whose role grants permissions you do not hold: ${beyond.join(', ')}`, {
+      exceedingPermissions: beyond,
+    });
   }
 }
 
@@ -129,7 +177,7 @@ async function resolveRole(ctx: WriteContext, name: unknown, id: unknown): Promi
   const mine = ctx.principal.permissions;
   const beyond = effectivePermissions(ctx.registry, role).filter((p) => !holds(mine, p));
   if (beyond.length) {
-    throw new ProblemError('permission_exceeds_caller_grant', `The role grants permissions you do not hold: ${beyond.join(', ')}`, { field, exceeding: beyond });
+    throw new ProblemError('permission_exceeds_caller_grant', `The role grants permissions you do not hold: ${beyond.join(', ')}`, { field, exceedingPermissions: beyond });
   }
   return role;
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ProblemError } from '../errors/problem';
 import { checkName, checkPermissions, effectivePermissions, INITIAL_SCREEN_MAX, locked, reassign, ROLE_NAME_MAX, sameSet } from '../auth/roles';
 import { defineResource, RANGE, type RecordOf } from './define-resource';
+import { requireHuman } from '../auth/identity';
 import { f } from './fields';
 
 /**
@@ -32,12 +33,15 @@ export const roleResource = defineResource({
   defaultSort: 'name',
   hooks: {
     async beforeCreate(ctx, input) {
+      // Who holds which rights is a human decision (docs/not-shown.md "Agents and automations": identity_rejected).
+      requireHuman(ctx.principal, 'manage roles');
       await checkName(ctx, input.name!);
       input.permissions = checkPermissions(ctx, input.permissions ?? [], []);
       input.editable = true;
     },
 
     async beforeUpdate(ctx, current, patch) {
+      requireHuman(ctx.principal, 'manage roles');
       if (!current.editable) {
         // A built-in role: initialScreen only. Sending back what was read (same name, same
         // effective permissions) is not a change.
@@ -63,14 +67,18 @@ export const roleResource = defineResource({
     async afterUpdate(ctx, before, after) {
       // Members carry their role's name: a renamed role renames it on its holders.
       if (after.name === before.name) return;
-      const holders = await ctx.repo.findBy(ctx.registry.get('member'), ctx.teamId, 'role_id', [after.id], { orderBy: 'created_at' });
+      // Removed (trashed) members too: restored, they carry the role's current name.
+      const holders = await ctx.repo.findBy(ctx.registry.get('member'), ctx.teamId, 'role_id', [after.id], { orderBy: 'created_at', includeTrashed: true });
       await reassign(ctx, holders, { id: after.id, name: after.name });
     },
 
     async beforeDelete(ctx, rec) {
+      requireHuman(ctx.principal, 'manage roles');
       if (!rec.editable) throw locked(rec, 'cannot be deleted');
-      const holders = await ctx.repo.findBy(ctx.registry.get('member'), ctx.teamId, 'role_id', [rec.id], { orderBy: 'created_at' });
-      const active = holders.filter((m) => m.active);
+      // Removed (trashed) holders included: they fall back to regular like deactivated ones, so a
+      // restored member never holds a deleted role (their token would no longer authenticate).
+      const holders = await ctx.repo.findBy(ctx.registry.get('member'), ctx.teamId, 'role_id', [rec.id], { orderBy: 'created_at', includeTrashed: true });
+      const active = holders.filter((m) => m.active && m.purgeAt == null);
       if (active.length) {
         throw new ProblemError('conflict', `${active.length} active member(s) hold the role '${rec.name}'; give them another role first`, {
           activeMemberIds: active.map((m) => m.id),

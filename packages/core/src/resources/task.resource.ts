@@ -1,5 +1,5 @@
 import { ProblemError } from '../errors/problem';
-import { followTaskMove, postLifecycleMessage } from './message.resource';
+import { EVENT_TEXT_MAX, followTaskMove, postLifecycleMessage } from './message.resource';
 import { DOCUMENT_TASK_LINK } from './document.resource';
 import { defineResource, RANGE, type Rec } from './define-resource';
 import { customFieldsSchema, f } from './fields';
@@ -91,6 +91,12 @@ export const taskResource = defineResource({
     hiddenFor: { target: 'role' },
   },
   hooks: {
+    forEvent(shown) {
+      // A long description could pass the 1 MiB webhook payload cap (a failed delivery): events carry its start, as with message text.
+      const text = shown.description;
+      if (typeof text !== 'string' || text.length <= EVENT_TEXT_MAX) return shown;
+      return { ...shown, description: text.slice(0, EVENT_TEXT_MAX), descriptionTruncated: true };
+    },
     async beforeCreate(ctx, input) {
       rejectPromotional('name', input.name);
       let parent: Rec | undefined;

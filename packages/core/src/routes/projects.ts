@@ -86,8 +86,9 @@ async function addMember(ctx: WriteContext, id: string, raw: unknown): Promise<O
 async function removeMember(ctx: WriteContext, id: string, raw: unknown): Promise<OpResult> {
   const { memberId } = parseOperationBody(memberBody, raw);
   const project = await openProject(ctx, id);
-  // Deactivated members can still be taken off a roster.
-  await ctx.mustGet('member', memberId, 'memberId');
+  // Deactivated and removed (trashed) members can still be taken off a roster, as with DELETE /projects/{id}/members.
+  const member = await ctx.repo.get(ctx.registry.get('member'), ctx.teamId, memberId, { includeTrashed: true });
+  if (!member) throw notFound('member', memberId, 'memberId');
   if (memberId === project.ownerId) {
     throw new ProblemError('conflict', 'The project owner cannot be removed from the project; transfer the project to another member first', { field: 'memberId' });
   }

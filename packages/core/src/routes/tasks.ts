@@ -4,6 +4,7 @@ import type { Engine, OpResult } from '../services/engine';
 import { ProblemError, validationError, type FieldError } from '../errors/problem';
 import { prepareBody } from '../services/body';
 import { EXPAND_ROW_BUDGET, materialize } from '../services/serialize';
+import { eventPayload } from '../services/records';
 import { OversizedArray } from '../http/body';
 import { MOVE_SUBTREE_MAX } from '../resources/task.resource';
 import type { ReadPlan } from '../query/parse';
@@ -127,7 +128,14 @@ async function createTree(ctx: WriteContext, engine: Engine, raw: unknown): Prom
   const byId = new Map(shown.map((s) => [s.id as string, s]));
   const nest = (id: string): Record<string, unknown> => ({ ...byId.get(id)!, subtasks: (childrenOf.get(id) ?? []).map(nest) });
   const tree = nest(rootId);
-  ctx.emit({ type: 'task.createTree', aggregateType: 'task', aggregateId: rootId, projectId: (tree.projectId as string | undefined) ?? null, payload: { task: tree } });
+  // The event stays under the 1 MiB webhook payload cap (docs/not-shown.md "Task operations"): the root as task events
+  // carry it (description bounded), nested nodes without their description (each node's task.created carries it).
+  const nestEvent = (id: string): Record<string, unknown> => {
+    const { description: _d, ...node } = byId.get(id)!;
+    return { ...node, subtasks: (childrenOf.get(id) ?? []).map(nestEvent) };
+  };
+  const eventTree = { ...eventPayload(tasks, byId.get(rootId)!), subtasks: (childrenOf.get(rootId) ?? []).map(nestEvent) };
+  ctx.emit({ type: 'task.createTree', aggregateType: 'task', aggregateId: rootId, projectId: (tree.projectId as string | undefined) ?? null, payload: { task: eventTree } });
   return { status: 201, body: tree };
 }
 

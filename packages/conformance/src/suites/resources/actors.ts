@@ -100,6 +100,42 @@ function actorErasureAndAgents(factory: StoreFactory): void {
       expectProblem(await h.get('/projects', { token: tok.token }), 401, 'invalid_token');
     });
 
+    it('erasure is not undoable: PATCH /members/{id} {active: true} → 409 conflict (reason erased), the admin cannot reactivate it nor issue it a token; the membership stays inactive', async () => {
+      const h = H();
+      const m = await h.api.admin.addMember(h.a.id, { name: 'Ezra Erased', email: 'ezra@alpha.test', role: 'regular' });
+      await h.api.admin.erasePerson(m.userId);
+      const r = expectProblem(await h.patch(`/members/${m.id}`, { active: true }), 409, 'conflict');
+      expect(r.reason).toBe('erased');
+      await expect(h.api.admin.setMemberActive(m.id, true)).rejects.toThrow(/erased/);
+      await expect(h.api.admin.issueToken(m.id, { scopes: ['read'] })).rejects.toThrow(/erased/);
+      expect(ok(await h.get(`/members/${m.id}`))).toMatchObject({ name: 'Deleted user', active: false });
+      // Other changes of an erased membership (its role) and deactivating it again are still allowed.
+      expect(ok(await h.patch(`/members/${m.id}`, { role: 'client' })).role).toBe('client');
+      // A member never erased is reactivated as before.
+      const other = await h.api.admin.addMember(h.a.id, { name: 'Paused', role: 'regular' });
+      await h.api.admin.setMemberActive(other.id, false);
+      expect(ok(await h.patch(`/members/${other.id}`, { active: true })).active).toBe(true);
+    });
+
+    it('erasure scrubs the person from the earlier member.* events too: the activity feed serves no name or e-mail of theirs, only the placeholder', async () => {
+      const h = H();
+      const m = await h.api.admin.addMember(h.a.id, { name: 'Zoe Zapped', email: 'zoe.zapped@alpha.test', role: 'regular' });
+      ok(await h.patch(`/members/${m.id}`, { role: 'client' }));
+      const feed = async () => ok(await h.get(`/activity?aggregateId[eq]=${m.id}&limit=200`)).data as any[];
+      const before = await feed();
+      expect(before.map((e) => e.type).sort()).toEqual(['member.created', 'member.updated']);
+      expect(JSON.stringify(before)).toContain('zoe.zapped@alpha.test');
+      await h.api.admin.erasePerson(m.userId);
+      const after = await feed();
+      expect(after).toHaveLength(3);
+      const text = JSON.stringify(after);
+      expect(text).not.toContain('Zoe');
+      expect(text).not.toContain('zoe.zapped');
+      for (const e of after) expect(e.payload.member).toMatchObject({ id: m.id, name: 'Deleted user', email: null });
+      // Other members' events are untouched.
+      expect(JSON.stringify(ok(await h.get(`/activity?aggregateId[eq]=${h.a.regular.id}&limit=200`)).data)).not.toContain('Deleted user');
+    });
+
     it('a person who never wrote has no actor to tombstone; an unknown person is refused', async () => {
       const h = H();
       const m = await h.api.admin.addMember(h.a.id, { name: 'Silent', role: 'client' });
@@ -192,6 +228,25 @@ function actorErasureAndAgents(factory: StoreFactory): void {
       expectProblem(await h.patch(`/personal-access-tokens/${bot.tokenId}`, { name: 'renamed' }, { token: bot.token }), 400, 'identity_rejected');
       // The same operations are a person's to do.
       expect((await h.post('/personal-access-tokens', { name: 'mine', scopes: ['read'] }, { token: h.a.regular.token })).status).toBe(201);
+    });
+
+    it('an agent or automation creating, changing or deleting a role is 400 identity_rejected, whatever its role (a role is people\'s rights); reading roles is allowed', async () => {
+      const h = H();
+      const bot = await h.api.admin.createAgent({ teamId: h.a.id, name: 'Role bot', role: 'manager', scopes: ['read', 'write', 'delete'] });
+      const auto = await h.api.admin.createAgent({ teamId: h.a.id, name: 'Role automation', type: 'automation', role: 'manager', scopes: ['read', 'write', 'delete'] });
+      const role = ok(await h.post('/roles', { name: 'Agent-proof', permissions: ['tasks:read'] }), 201);
+      for (const token of [bot.token, auto.token]) {
+        expect(expectProblem(await h.post('/roles', { name: 'By a bot', permissions: ['tasks:read'] }, { token }), 400, 'identity_rejected').allowed).toEqual(['human']);
+        expectProblem(await h.patch(`/roles/${role.id}`, { permissions: ['tasks:read', 'viewAllProjects'] }, { token }), 400, 'identity_rejected');
+        expectProblem(await h.patch(`/roles/${h.a.roleIds.regular}`, { initialScreen: 'inbox' }, { token }), 400, 'identity_rejected');
+        expectProblem(await h.del(`/roles/${role.id}`, { token }), 400, 'identity_rejected');
+        expect(ok(await h.get(`/roles/${role.id}`, { token })).permissions).toEqual(['tasks:read']);
+      }
+      expect(ok(await h.get('/roles?name[eq]=By%20a%20bot')).data).toEqual([]);
+      // A person holding the same role may.
+      const mgr = await h.api.admin.addMember(h.a.id, { name: 'Role manager', role: 'manager' });
+      const mgrTok = (await h.api.admin.issueToken(mgr.id, { scopes: ['read', 'write', 'delete'] })).token;
+      expect(ok(await h.patch(`/roles/${role.id}`, { permissions: ['tasks:read', 'viewAllProjects'] }, { token: mgrTok })).permissions).toEqual(['tasks:read', 'viewAllProjects']);
     });
 
     it("a removed agent's credential answers token_owner_inactive; once purged its actor keeps its id with agentId null and tombstonedAt set", async () => {

@@ -304,6 +304,17 @@ export function favoritesSuite(factory: StoreFactory): void {
       task = await H().task(p.id, { name: 'Fav task' });
     });
 
+    it('a row its own routes never serve is no target: a project\'s discussion chat (GET /chats/{id} → 404) → 404 resource_not_found naming targetId, for its members too', async () => {
+      const h = H();
+      const chatId = ok(await h.get(`/projects/${p.id}`)).discussionChatId;
+      expect(chatId).toBeTypeOf('string');
+      for (const token of [h.a.owner.token, h.a.regular.token]) {
+        problem(await h.get(`/chats/${chatId}`, { token }), 404, 'resource_not_found');
+        expect(problem(await h.post('/favorites', { targetType: 'chat', targetId: chatId }, { token }), 404, 'resource_not_found').field).toBe('targetId');
+      }
+      expect(ok(await h.get(`/favorites?targetId[eq]=${chatId}`)).data).toEqual([]);
+    });
+
     it('POST /favorites → 201: targetType, targetId, favoriteFolderId null, order 1, createdById the caller, the actor fields; GET answers the same', async () => {
       const h = H();
       const fav = ok(await h.post('/favorites', { targetType: 'task', targetId: task.id }, { token: h.a.regular.token }), 201);
@@ -614,6 +625,57 @@ export function favoritesSuite(factory: StoreFactory): void {
         problem(await h.get(`/favorites/${fav.id}`), 404, 'resource_not_found');
         expect(ofType(purged.events, 'favorite.removed', fav.id), fav.targetType).toHaveLength(1);
       }
+    });
+  });
+
+  describe(`[${factory.name}] v3 Favorites: a favorite never outlives its folder or its target (a create racing their removal waits for it)`, () => {
+    const H = harnessPerDescribe(factory);
+
+    /**
+     * Another transaction locks the row as a removal does, the favorite is posted meanwhile, then that
+     * transaction deletes the row and commits: the create either waited and was refused, or (without the
+     * lock) went through first and now points at nothing. Stores without row locks (SQLite serialises
+     * writers, so no such race) skip.
+     */
+    async function raceRemoval(h: Harness, table: string, id: string, post: () => Promise<any>): Promise<any> {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => { release = r; });
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => { locked = r; });
+      const remover = h.store.transaction(async (trx) => {
+        await trx.selectFrom(table).select('id').where('id', '=', id).forUpdate().execute();
+        locked();
+        await gate;
+        await trx.deleteFrom(table).where('id', '=', id).execute();
+      });
+      await isLocked;
+      const reply = post();
+      // Long enough for an unlocked create to finish first.
+      await new Promise((r) => setTimeout(r, 400));
+      release();
+      await remover;
+      return reply;
+    }
+
+    it('a favorite filed in a folder being deleted: the create waits for the delete, then 400 favorite_folder_invalid; no favorite points at a missing folder', async (context) => {
+      const h = H();
+      if (!h.store.dialect.capabilities.forUpdate) context.skip();
+      const p = await h.project({ name: 'Folder race' });
+      const t = await h.task(p.id);
+      const f = await folder(h, { name: 'Going' });
+      const r = await raceRemoval(h, h.api.registry.get('favoriteFolder').table, f.id, () => h.post('/favorites', { targetType: 'task', targetId: t.id, favoriteFolderId: f.id }));
+      expect(problem(r, 400, 'favorite_folder_invalid').field).toBe('favoriteFolderId');
+      expect(ok(await h.get(`/favorites?favoriteFolderId[eq]=${f.id}`)).data).toEqual([]);
+    });
+
+    it('a favorite of a record being removed for good: the create waits for the removal, then 404 resource_not_found naming targetId; no favorite points at a missing record', async (context) => {
+      const h = H();
+      if (!h.store.dialect.capabilities.forUpdate) context.skip();
+      const p = await h.project({ name: 'Target race' });
+      const t = await h.task(p.id);
+      const r = await raceRemoval(h, h.api.registry.get('task').table, t.id, () => h.post('/favorites', { targetType: 'task', targetId: t.id }));
+      expect(problem(r, 404, 'resource_not_found').field).toBe('targetId');
+      expect(ok(await h.get(`/favorites?targetId[eq]=${t.id}`)).data).toEqual([]);
     });
   });
 }

@@ -163,7 +163,7 @@ function membersManagement(factory: StoreFactory): void {
       expect(role.id).toBeTypeOf('string');
       const m = await person(h, 'Managed', 'client');
       const r = expectProblem(await h.patch(`/members/${m.id}`, { roleId: h.a.roleIds.manager }, { token: lead.token }), 403, 'permission_exceeds_caller_grant');
-      expect(r.exceeding).toContain('viewAllProjects');
+      expect(r.exceedingPermissions).toContain('viewAllProjects');
       const ok2 = ok(await h.patch(`/members/${m.id}`, { role: 'regular' }, { token: lead.token }));
       expect(ok2.role).toBe('regular');
       const lacking = ok(await h.post('/roles', { name: 'Members Only', permissions: ['members:write'] }), 201);
@@ -171,6 +171,30 @@ function membersManagement(factory: StoreFactory): void {
       const weak = await person(h, 'Weak', 'Members Only');
       const w = expectProblem(await h.patch(`/members/${m.id}`, { active: false }, { token: weak.token }), 403, 'permission_denied');
       expect(w.missingPermissions).toContain('manageMembers');
+    });
+
+    it('a member whose role grants permissions the caller lacks cannot be deactivated, changed, removed or restored by that caller (403 permission_exceeds_caller_grant with exceedingPermissions); the owner still can', async () => {
+      const h = H();
+      const perms = h.api.permissions.filter((p) => p !== 'viewAllProjects');
+      ok(await h.post('/roles', { name: 'HR', permissions: perms }), 201);
+      const hr = await person(h, 'HR person', 'HR');
+      const mgr = await person(h, 'Senior Manager', 'manager');
+      for (const r of [
+        await h.patch(`/members/${mgr.id}`, { active: false }, { token: hr.token }),
+        await h.patch(`/members/${mgr.id}`, { role: 'regular' }, { token: hr.token }),
+        await h.del(`/members/${mgr.id}`, { token: hr.token }),
+      ]) expect(expectProblem(r, 403, 'permission_exceeds_caller_grant').exceedingPermissions).toEqual(['viewAllProjects']);
+      expect(ok(await h.get(`/members/${mgr.id}`))).toMatchObject({ role: 'manager', active: true });
+      expect((await h.get('/tasks', { token: mgr.token })).status).toBe(200);
+      // Removed by the owner, the manager cannot be brought back by HR either.
+      expect((await h.del(`/members/${mgr.id}`)).status).toBe(204);
+      expectProblem(await h.post(`/members/${mgr.id}/restore`, undefined, { token: hr.token }), 403, 'permission_exceeds_caller_grant');
+      expect((await h.get(`/members/${mgr.id}`)).status).toBe(404);
+      // Members whose role HR covers: managed as before.
+      const reg = await person(h, 'Plain member', 'regular');
+      expect(ok(await h.patch(`/members/${reg.id}`, { active: false }, { token: hr.token })).active).toBe(false);
+      expect((await h.del(`/members/${reg.id}`, { token: hr.token })).status).toBe(204);
+      expect(ok(await h.post(`/members/${reg.id}/restore`, undefined, { token: hr.token })).id).toBe(reg.id);
     });
 
     it('the workspace owner cannot be demoted, deactivated or removed, and nobody manages their own membership (403 permission_denied)', async () => {
@@ -267,6 +291,37 @@ function membersManagement(factory: StoreFactory): void {
       expectProblem(await h.post(`/members/${m.id}/restore`), 404, 'resource_not_found');
       expect(ok(await h.get(`/tasks/${t.id}`)).assignees).toEqual([h.a.owner.id]);
       expectProblem(await h.get('/projects', { token: m.token }), 401, 'invalid_token');
+    });
+
+    it('the purge takes the member\'s personal rows with it (favorites, favorite folders, presence status; each with its removed event); other members\' stay', async () => {
+      const h = H();
+      const m = await person(h, 'Purged with rows', 'regular');
+      const p = await h.project({ name: 'Purge rows P', members: [m.id, h.a.regular.id] });
+      const t = await h.task(p.id, { name: 'favorited' });
+      const folder = ok(await h.post('/favorite-folders', { name: 'Mine' }, { token: m.token }), 201);
+      const fav = ok(await h.post('/favorites', { targetType: 'task', targetId: t.id, favoriteFolderId: folder.id }, { token: m.token }), 201);
+      const status = ok(await h.post('/presence-statuses', { text: 'Away' }, { token: m.token }), 201);
+      const otherFav = ok(await h.post('/favorites', { targetType: 'task', targetId: t.id }, { token: h.a.regular.token }), 201);
+      const otherStatus = ok(await h.post('/presence-statuses', { text: 'Here' }, { token: h.a.regular.token }), 201);
+      expect((await h.del(`/members/${m.id}`)).status).toBe(204);
+      // In the trash (restorable) the rows stay.
+      const db = h.api.store.db;
+      const rowsOf = async (name: string, field: string, memberId: string) => {
+        const res = h.api.registry.get(name);
+        return (await db.selectFrom(res.table).select('id').where(res.columnOf[field]!, '=', memberId).execute()).map((r: any) => r.id);
+      };
+      expect(await rowsOf('favorite', 'createdById', m.id)).toEqual([fav.id]);
+      h.clock.advance(DAYS_31);
+      const { events } = await during(h, () => h.api.jobs.purge());
+      expect(ofType(events, 'member.force_deleted', m.id)).toHaveLength(1);
+      expect(ofType(events, 'favorite.removed', fav.id)).toHaveLength(1);
+      expect(ofType(events, 'favoriteFolder.removed', folder.id)).toHaveLength(1);
+      expect(ofType(events, 'presenceStatus.removed', status.id)).toHaveLength(1);
+      expect(await rowsOf('favorite', 'createdById', m.id)).toEqual([]);
+      expect(await rowsOf('favoriteFolder', 'createdById', m.id)).toEqual([]);
+      expect(ok(await h.get(`/presence-statuses?memberId[eq]=${m.id}`)).data).toEqual([]);
+      expect(ok(await h.get(`/favorites/${otherFav.id}`, { token: h.a.regular.token })).id).toBe(otherFav.id);
+      expect(ok(await h.get(`/presence-statuses/${otherStatus.id}`)).id).toBe(otherStatus.id);
     });
   });
 

@@ -145,6 +145,19 @@ export function projectOperationsSuite(factory: StoreFactory): void {
       expect(ofType(events, 'project.members.removed', p.id).map((e) => e.payload.relatedId)).toEqual([m.id]);
     });
 
+    it('a removed (trashed) member can be taken off the roster too, as with DELETE /projects/{id}/members: 200 with project.removeMember; restored, they are no longer on it', async () => {
+      const h = H();
+      const m = await newMember(h, 'Trashed leaver');
+      const p = await h.project({ name: 'Remove trashed', members: [m.id, h.a.regular.id] });
+      expect((await h.del(`/members/${m.id}`)).status).toBe(204);
+      const { result, events } = await during(h, () => h.post(`/projects/${p.id}/remove-member`, { memberId: m.id }));
+      ok(result);
+      expect(ofType(events, 'project.removeMember', p.id)).toHaveLength(1);
+      expect(ofType(events, 'project.members.removed', p.id).map((e) => e.payload.relatedId)).toEqual([m.id]);
+      expect(ok(await h.post(`/members/${m.id}/restore`)).id).toBe(m.id);
+      expect(ok(await h.get(`/projects/${p.id}`)).members).toEqual([h.a.regular.id]);
+    });
+
     it('a member who is not on the roster: 200, nothing changes, no event', async () => {
       const h = H();
       const p = await h.project({ name: 'Not there', members: [h.a.regular.id] });

@@ -644,6 +644,9 @@ export function remindersSuite(factory: StoreFactory): void {
       const due = h.clock.now() + 10 * MIN;
       const t = await h.task(p.id, { name: 'Shared work', dueAt: iso(due), assignees: [h.a.regular.id, h.a.client.id] });
       const custom = await reminder(h, t.id, { token: h.a.regular.token, ahead: HOUR });
+      // A manager opens every project (viewAllProjects) without being a member: their reminder stays and fires.
+      const manager = await memberWith(h, 'manager', 'Sees all');
+      const managers = await reminder(h, t.id, { token: manager.token, ahead: 30 * MIN });
       h.clock.set(due + MIN);
       expect((await h.api.jobs.reminders()).created).toBe(2);
       const [forRegular] = await overdueOf(t.id, h.a.regular.token);
@@ -656,11 +659,13 @@ export function remindersSuite(factory: StoreFactory): void {
       const left = await during(h, () => h.api.jobs.reminders());
       expect(sorted(ofType(left.events, 'reminder.removed').map((e) => e.aggregateId))).toEqual(sorted([forRegular.id, custom.id]));
       expect(ofType(left.events, 'reminder.created')).toEqual([]);
-      expect(await stored(t.id)).toEqual([]);
-      // Nothing fires later for the member who left.
+      expect((await stored(t.id)).map((r) => r.id)).toEqual([managers.id]);
+      // Nothing fires later for the member who left; the manager's fires.
       h.clock.set(h.clock.now() + 2 * HOUR);
       const later = await during(h, () => h.api.jobs.reminders());
-      expect(later.result).toMatchObject({ created: 0, removed: 0, fired: 0 });
+      expect(later.result).toMatchObject({ created: 0, removed: 0, fired: 1 });
+      expect(ofType(later.events, 'reminder.updated').map((e) => e.aggregateId)).toEqual([managers.id]);
+      expect(await stored(t.id)).toEqual([{ id: managers.id, type: 'custom', created_by_id: manager.id }]);
     });
 
     it('a deactivated member: their overdue reminders go at the next run; a custom one is removed when it comes due, never fired', async () => {

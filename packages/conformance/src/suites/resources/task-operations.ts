@@ -20,6 +20,12 @@ async function taskIds(h: Harness, projectId: string): Promise<string[]> {
   return ids(ok(await h.get(`/tasks?projectId=${projectId}&limit=200`)).data);
 }
 
+/** A created tree as task.createTree carries it: nested nodes (not the root) without description. */
+function withoutNestedDescriptions(node: any, nested = false): any {
+  const { description: _d, ...rest } = node;
+  return { ...(nested ? rest : node), subtasks: (node.subtasks ?? []).map((s: any) => withoutNestedDescriptions(s, true)) };
+}
+
 /** The ids of a created tree, pre-order. */
 function treeIds(node: any): string[] {
   return [node.id, ...(node.subtasks ?? []).flatMap(treeIds)];
@@ -60,7 +66,42 @@ export function taskOperationsSuite(factory: StoreFactory): void {
       expect(op).toHaveLength(1);
       expect(op[0].aggregateId).toBe(tree.id);
       expect(op[0].projectId).toBe(p.id);
-      expect(op[0].payload.task).toEqual(tree);
+      // The event carries the answer; nested nodes without description (docs/not-shown.md "Task operations": the 1 MiB cap).
+      expect(op[0].payload.task).toEqual(withoutNestedDescriptions(tree));
+    });
+
+    it('task.createTree stays under the 1 MiB webhook payload cap: a root and 60 subtasks with 20,000-character descriptions → the event carries the root\'s description and the nested nodes without theirs; each task.created carries its own', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Event-size tree' });
+      const long = (c: string) => c.repeat(20_000);
+      const body = { name: 'Root', projectId: p.id, description: long('r'), subtasks: Array.from({ length: 60 }, (_, i) => ({ name: `Sub ${i}`, description: long('s') })) };
+      const { result, events } = await during(h, () => h.post('/tasks/tree', body));
+      const tree = ok(result, 201);
+      expect(tree.subtasks).toHaveLength(60);
+      expect(tree.subtasks[0].description).toBe(long('s'));
+      const [op] = ofType(events, 'task.createTree');
+      expect(Buffer.byteLength(JSON.stringify(op.payload))).toBeLessThan(1024 * 1024);
+      expect(op.payload.task.description).toBe(long('r'));
+      expect(op.payload.task.subtasks).toHaveLength(60);
+      expect(op.payload.task.subtasks[0]).toEqual(withoutNestedDescriptions(tree.subtasks[0], true));
+      const created = events.filter((e) => e.type === 'task.created' && e.aggregateId === tree.subtasks[0].id);
+      expect(created[0].payload.task.description).toBe(long('s'));
+    });
+
+    it('task events carry at most the first 100,000 characters of description, with descriptionTruncated: true when cut (the full text is on GET)', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Long description' });
+      const text = 'd'.repeat(100_001);
+      const { result, events } = await during(h, () => h.post('/tasks', { name: 'Long', projectId: p.id, description: text }));
+      const t = ok(result, 201);
+      const [ev] = ofType(events, 'task.created', t.id);
+      expect(ev.payload.task.description).toBe(text.slice(0, 100_000));
+      expect(ev.payload.task.descriptionTruncated).toBe(true);
+      expect(ok(await h.get(`/tasks/${t.id}`)).description).toBe(text);
+      const short = ok(await h.post('/tasks', { name: 'Short', projectId: p.id, description: 'brief' }), 201);
+      const [ev2] = ofType((await h.outbox()), 'task.created', short.id);
+      expect(ev2.payload.task.description).toBe('brief');
+      expect('descriptionTruncated' in ev2.payload.task).toBe(false);
     });
 
     it('every node is validated with the task create rules before anything is written; errors name the node path; nothing is created', async () => {
@@ -281,6 +322,25 @@ export function taskOperationsSuite(factory: StoreFactory): void {
         expect(problem(r, 400, 'search_timed_out').timeoutMs).toBe(300);
         expect(took).toBeLessThan(5000);
         expect(ok(await h.get('/time-entries/search?q=locked')).data.map((x: any) => x.description)).toEqual(['Locked entry']);
+      } finally {
+        await h.close();
+      }
+    });
+
+    it('concurrent searches that expand a project-scoped relation (access checks inside the timed transaction) all answer on a pool of 2 connections: the access reads share the search transaction, they do not wait for a second connection', async (context) => {
+      const h = await harness(factory, { poolMax: 2 });
+      try {
+        // Only stores that run a search inside a timed transaction on a pooled connection (Postgres); SQLite has one connection and no such transaction.
+        if (!h.store.dialect.withStatementTimeout) context.skip();
+        const p = await h.project({ name: 'Pool search', accessType: 'limited', members: [h.a.regular.id] });
+        const t = await h.task(p.id);
+        ok(await h.post('/time-entries', { taskId: t.id, startAt: '2026-02-20T09:00:00.000Z', endAt: '2026-02-20T10:00:00.000Z', description: 'Pooled entry' }, { token: h.a.regular.token }), 201);
+        // The regular member lacks viewAllProjects: expanding task checks which projects they may open.
+        const started = Date.now();
+        const replies = await Promise.all([1, 2, 3, 4].map(() => h.get('/time-entries/search?q=pooled&expand=task', { token: h.a.regular.token })));
+        const took = Date.now() - started;
+        for (const r of replies) expect(ok(r).data.map((x: any) => x.task?.id)).toEqual([t.id]);
+        expect(took).toBeLessThan(4000);
       } finally {
         await h.close();
       }

@@ -37,7 +37,8 @@ export async function memberState(db: Kysely<any>, g: GrantDeps, memberId: strin
     id: r.id as string,
     teamId: r.team_id as string,
     name: r.name as string,
-    active: g.d.decode('boolean', r.active) as boolean,
+    // A removed (trashed) member is as inactive as a deactivated one: no approvals, no codes exchanged, no refreshes.
+    active: (g.d.decode('boolean', r.active) as boolean) && (r.purge_at === null || r.purge_at === undefined),
     permissions: g.permissionsOf({
       name: r.role_name as string, editable: g.d.decode('boolean', r.editable) as boolean, permissions: g.d.decode('json', r.permissions) as string[],
     }),

@@ -41,8 +41,34 @@ export async function membershipsOfUser(db: Kysely<any>, userId: string): Promis
 
 /** Erase a membership's personal data (spec "Actor": erasure): the placeholder name, no e-mail, inactive. */
 export async function scrubMember(db: Kysely<any>, d: DialectSupport, memberId: string, placeholder: string, now: number): Promise<void> {
-  await db.updateTable('members').set({ name: placeholder, email: null, active: d.encode('boolean', false), updated_at: d.encode('timestamp', now) })
+  await db.updateTable('members').set({ name: placeholder, email: null, active: d.encode('boolean', false), erased_at: d.encode('timestamp', now), updated_at: d.encode('timestamp', now) })
     .where('id', '=', memberId).execute();
+}
+
+/** Was this membership erased (scrubMember)? An erased membership is never reactivated nor given tokens. */
+export async function isMemberErased(db: Kysely<any>, memberId: string): Promise<boolean> {
+  const m = await db.selectFrom('members').select(['id', 'erased_at']).where('id', '=', memberId).executeTakeFirst();
+  return m !== undefined && m.erased_at !== null && m.erased_at !== undefined;
+}
+
+/**
+ * Erase a membership's personal data from its earlier `member.*` events too
+ * (the activity feed serves the outbox; undelivered webhooks read it): each
+ * event's `member` gets the placeholder name and no e-mail.
+ */
+export async function scrubMemberEvents(db: Kysely<any>, d: DialectSupport, memberId: string, placeholder: string): Promise<number> {
+  const rows = await db.selectFrom('outbox').select(['id', 'body']).where('aggregate_type', '=', 'member').where('aggregate_id', '=', memberId).execute();
+  let n = 0;
+  for (const row of rows) {
+    const body = d.decode('json', row.body) as { payload?: { member?: Record<string, unknown> } };
+    const member = body?.payload?.member;
+    if (!member || typeof member !== 'object') continue;
+    if (member.name === placeholder && (member.email === null || member.email === undefined)) continue;
+    body.payload!.member = { ...member, name: placeholder, ...('email' in member ? { email: null } : {}) };
+    await db.updateTable('outbox').set({ body: d.encode('json', body) }).where('id', '=', row.id).execute();
+    n++;
+  }
+  return n;
 }
 
 /** Erase a person's users row (name and e-mail). */

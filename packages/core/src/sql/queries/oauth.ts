@@ -142,10 +142,10 @@ export async function insertRefreshToken(trx: Kysely<any>, d: DialectSupport, fa
   }).execute();
 }
 
-/** A member with its role's name, editability and permission list (raw columns), for the grants' role clamp. */
+/** A member with its role's name, editability and permission list (raw columns), for the grants' role clamp; `purge_at` set means removed (trashed). */
 export async function memberWithRole(db: Kysely<any>, memberId: string): Promise<Record<string, unknown> | undefined> {
   return db.selectFrom('members as m').innerJoin('roles as r', 'r.id', 'm.role_id')
-    .select(['m.id', 'm.team_id', 'm.name', 'm.active', 'r.name as role_name', 'r.editable', 'r.permissions'])
+    .select(['m.id', 'm.team_id', 'm.name', 'm.active', 'm.purge_at', 'r.name as role_name', 'r.editable', 'r.permissions'])
     .where('m.id', '=', memberId).executeTakeFirst();
 }
 
