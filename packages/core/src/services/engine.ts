@@ -355,7 +355,10 @@ export class Engine {
       const kind = `${res.name}.${relation}`;
       const existing = (await ctx.repo.linksOf(kind, [id])).get(id) ?? [];
       const want = new Set(ids);
-      const removed = await ctx.repo.removeLinks(kind, id, existing.filter((x) => !want.has(x)));
+      // A body set replaces what the caller can see: links to records hidden from them (a task of a project they
+      // cannot open) stay, as they were never shown to the caller (docs/not-shown.md "Replacing a set").
+      const dropped = await this.visibleAmong(ctx, res.relations![relation]!.target, existing.filter((x) => !want.has(x)));
+      const removed = await ctx.repo.removeLinks(kind, id, dropped);
       const added = await ctx.repo.addLinks(kind, ctx.teamId, id, ids, now);
       await this.membershipEvents(ctx, res, after, relation, removed, 'removed');
       await this.membershipEvents(ctx, res, after, relation, added, 'added');
@@ -406,6 +409,19 @@ export class Engine {
     }
     await this.event(ctx, res, 'removed', removed, payload);
     return { kind: 'done' };
+  }
+
+  /**
+   * Of these ids of `target` records, the ones the caller may see: live
+   * records they may open, and ids of no live record (nothing hides those).
+   */
+  private async visibleAmong(ctx: WriteContext, target: string, ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return ids;
+    const res = this.config.registry.get(target);
+    const live = await ctx.repo.getMany(res, ctx.teamId, ids);
+    const seen = new Set((await ctx.access.filterRecords(res, live)).map((r) => r.id));
+    const exists = new Set(live.map((r) => r.id));
+    return ids.filter((x) => seen.has(x) || !exists.has(x));
   }
 
   /** Remove a row for good, with its dependants and links. */

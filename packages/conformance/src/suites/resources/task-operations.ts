@@ -216,6 +216,25 @@ export function taskOperationsSuite(factory: StoreFactory): void {
       expect(ofType(gone.events, 'task.connectedTasks.removed', a.id).map((e) => e.payload.relatedId)).toEqual([b.id]);
     });
 
+    it('a body set replaces what the caller can see: a link to a task of a project they cannot open stays (docs/not-shown.md "Replacing a set")', async () => {
+      const h = H();
+      const open = await h.project({ name: 'Open to regular', members: [h.a.regular.id] });
+      const closed = await h.project({ name: 'Closed to regular' });
+      const a = await h.task(open.id, { name: 'a' });
+      const c = await h.task(open.id, { name: 'c' });
+      const hidden = await h.task(closed.id, { name: 'hidden' });
+      ok(await h.post(`/tasks/${a.id}/connected-tasks`, { ids: [hidden.id] }));
+      const token = h.a.regular.token;
+      const { result, events } = await during(h, () => h.patch(`/tasks/${a.id}`, { connectedTasks: [c.id] }, { token }));
+      ok(result);
+      expect(ofType(events, 'task.connectedTasks.removed', a.id)).toEqual([]);
+      expect(ofType(events, 'task.connectedTasks.added', a.id).map((e) => e.payload.relatedId)).toEqual([c.id]);
+      expect(sorted(ok(await h.get(`/tasks/${a.id}`)).connectedTasks)).toEqual(sorted([c.id, hidden.id]));
+      // The owner, who sees both, replaces the whole set.
+      ok(await h.patch(`/tasks/${a.id}`, { connectedTasks: [] }));
+      expect(ok(await h.get(`/tasks/${a.id}`)).connectedTasks).toEqual([]);
+    });
+
     it('connectedTasks and hiddenFor in create and update bodies replace the set, with added/removed events', async () => {
       const h = H();
       const p = await h.project({ name: 'Replace sets' });
