@@ -5,6 +5,7 @@ import { ProblemError } from '../errors/problem';
 import { audienceOf } from '../services/records';
 import { openProjectIdsAmong } from '../sql/queries/projects';
 import { effectivePermissions } from '../auth/roles';
+import { grants } from '../auth/scopes';
 import type { WriteContext } from './hooks';
 
 /*
@@ -75,6 +76,10 @@ export const taskHandoffResource = defineResource({
         if (current.toMemberId !== me) throw notYours('Only the recipient accepts or declines a handoff');
         if (current.status !== 'pending' || patch.status === 'pending') {
           throw fieldError('status', 'transition_not_allowed', `cannot move a handoff from ${current.status} to ${patch.status}`);
+        }
+        // Accepting changes the task's assignees: the caller needs what a PATCH of the task's assignees needs.
+        if (patch.status === 'accepted' && !(grants(ctx.principal.scopes, 'tasks', 'write') && grants(ctx.principal.permissions, 'tasks', 'write'))) {
+          throw new ProblemError('permission_denied', 'Accepting a handoff changes the task\'s assignees: tasks:write is needed', { missingPermissions: ['tasks:write'] });
         }
         patch.respondedAt = ctx.now;
       } else if (patch.status !== undefined) {

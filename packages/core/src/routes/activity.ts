@@ -119,7 +119,10 @@ export const activityRoute: CustomRoute = {
     // Naming a project the caller cannot open is refused, as for lists restricted by projectId.
     for (const id of filters.projectId ?? []) await ctx.access.assertProject(id);
     const scope: ActivityScope = {
-      teamId: ctx.teamId, memberId: p.memberId, readableTypes: readable, ownTypes: own, projects: await ctx.access.accessibleIds(),
+      teamId: ctx.teamId, memberId: p.memberId, readableTypes: readable, ownTypes: own,
+      // A projectId filter (each id already checked) is the bound, as for lists restricted by projectId; without one
+      // the feed is a workspace-wide list (400 accessible_project_ids_exceeded past 1,000 projects, spec "Errors").
+      projects: filters.projectId?.length ? [...filters.projectId] : await ctx.access.accessibleIds(),
     };
     const none = readable.length === 0;
     const rows = none ? [] : await activityPage(ctx.repo, scope, filters, after, page.limit + 1);

@@ -215,4 +215,27 @@ export function activitySuite(factory: StoreFactory): void {
       expect((await walk(H(), '', H().a.regular.token)).some((e) => e.aggregateId === entry.id)).toBe(false);
     });
   });
+  describe(`[${factory.name}] v3 Activity feed: more than 1,000 projects (Errors accessible_project_ids_exceeded; a projectId filter is the bound)`, () => {
+    const H = harnessPerDescribe(factory);
+    let some: any;
+    let task: any;
+    beforeAll(async () => {
+      some = await H().project({ name: 'Feed template', accessType: 'workspace' });
+      task = await H().task(some.id, { name: 'In the feed' });
+      // 1,000 more open projects, written straight to the store (through the API this would take long).
+      const row = await H().store.db.selectFrom('projects').selectAll().where('id', '=', some.id).executeTakeFirstOrThrow();
+      const raw = Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v]));
+      const rows = Array.from({ length: 1000 }, (_, i) => ({ ...raw, id: `feedbulk${String(i).padStart(6, '0')}`, name: `Feed bulk ${i}`, nice_id: `FB${i}` }));
+      for (let i = 0; i < rows.length; i += 100) await H().store.db.insertInto('projects').values(rows.slice(i, i + 100)).execute();
+    });
+
+    it('without projectId the feed is a workspace-wide list: 400 accessible_project_ids_exceeded; with projectId[eq] or [in] it answers', async () => {
+      for (const token of [H().a.owner.token, H().a.regular.token]) {
+        problem(await H().get('/activity', { token }), 400, 'accessible_project_ids_exceeded');
+        const one = ok(await H().get(`/activity?projectId[eq]=${some.id}`, { token }));
+        expect(one.data.some((e: any) => e.aggregateId === task.id && e.type === 'task.created')).toBe(true);
+        expect(ok(await H().get(`/activity?projectId[in]=${some.id},feedbulk000001`, { token })).data.length).toBeGreaterThan(0);
+      }
+    });
+  });
 }

@@ -89,6 +89,18 @@ export function taskHandoffsSuite(factory: StoreFactory): void {
       expect(ofType(events, 'taskHandoff.updated', hnd.id)[0].payload.taskHandoff.status).toBe('accepted');
     });
 
+    it('accepting changes the task\'s assignees, so it needs tasks:write: a token with task-handoffs:write alone gets 403 permission_denied and nothing changes', async () => {
+      const t = await H().task(p.id, { assignees: [H().a.owner.id] });
+      const hnd = ok(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.regular.id }), 201);
+      const narrow = (await H().api.admin.issueToken(H().a.regular.id, { scopes: ['task-handoffs:write'] })).token;
+      const r = problem(await H().patch(`/task-handoffs/${hnd.id}`, { status: 'accepted' }, { token: narrow }), 403, 'permission_denied');
+      expect(r.missingPermissions).toEqual(['tasks:write']);
+      expect(ok(await H().get(`/task-handoffs/${hnd.id}`)).status).toBe('pending');
+      expect(ok(await H().get(`/tasks/${t.id}`)).assignees).toEqual([H().a.owner.id]);
+      // Declining changes no task: the narrow token may.
+      expect(ok(await H().patch(`/task-handoffs/${hnd.id}`, { status: 'declined' }, { token: narrow })).status).toBe('declined');
+    });
+
     it('the recipient declines: status declined, the task\'s assignees are untouched', async () => {
       const t = await H().task(p.id, { assignees: [H().a.owner.id] });
       const hnd = ok(await H().post('/task-handoffs', { taskId: t.id, toMemberId: H().a.client.id }), 201);
