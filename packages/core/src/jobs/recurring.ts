@@ -2,6 +2,7 @@ import type { Engine } from '../services/engine';
 import type { PendingEvent, Principal, WriteContext } from '../services/context';
 import type { Rec } from '../resources/define-resource';
 import type { SqlStore } from '../sql/dialect';
+import { Repo } from '../sql/repo';
 import { ProblemError } from '../errors/problem';
 import { announce } from '../services/records';
 import { nextRunOf, type ScheduleRec } from '../resources/recurring-schedule';
@@ -147,15 +148,9 @@ async function claimAndCreate(engine: Engine, store: SqlStore, system: Principal
     // The service sees every project of the workspace; no member is behind the write.
     const principal: Principal = { ...system, teamId, permissions: new Set(['viewAllProjects']) };
     const events: PendingEvent[] = [];
-    const base = engine.writeContext(principal, trx, events);
-    const rule = await base.repo.get(rules, teamId, id, { lock: true });
+    const rule = await new Repo(trx, store.dialect).get(rules, teamId, id, { lock: true });
     if (!rule || rule.active !== true || rule.nextRunAt === null || (rule.nextRunAt as number) > now) return 'skipped';
-    const actor = { id: rule.actorId as string, type: 'recurringTask' as const };
-    const ctx: WriteContext = {
-      ...base,
-      actor: async () => actor,
-      touch: async (previous) => ({ updatedAt: base.stamp(previous), updatedByActorId: actor.id, updatedByActorType: actor.type }),
-    };
+    const ctx = engine.writeContext(principal, trx, events, { id: rule.actorId as string, type: 'recurringTask' });
     const occurrence = rule.nextRunAt as number;
     const tz = await workspaceTimezone(ctx.repo, teamId);
     const fired = { ...rule, occurrences: (rule.occurrences as number) + 1, lastRunAt: occurrence } as Rec;

@@ -106,16 +106,11 @@ export async function runRemindersJob(engine: Engine, store: SqlStore, system: P
         if (!t) {
           const principal = { ...system, teamId };
           const events: PendingEvent[] = [];
-          const base = engine.writeContext(principal, trx, events);
           const actor = {
             id: await ensureServiceActor(trx, d, registry.get('actor').table, { id: remindersActorId(teamId), teamId, type: 'cron', displayName: REMINDERS_ACTOR_NAME, now }),
             type: 'cron' as const,
           };
-          const ctx: WriteContext = {
-            ...base,
-            actor: async () => actor,
-            touch: async (previous) => ({ updatedAt: base.stamp(previous), updatedByActorId: actor.id, updatedByActorType: actor.type }),
-          };
+          const ctx = engine.writeContext(principal, trx, events, actor);
           t = { ctx, events, principal };
           teams.set(teamId, t);
         }

@@ -43,7 +43,11 @@ export class Engine {
   }
 
   /** A write context bound to a transaction; `events` collects what `emit` records. */
-  writeContext(principal: Principal, trx: Kysely<any>, events: PendingEvent[]): WriteContext {
+  /**
+   * The context of one write transaction. `serviceActor`: the writes are a
+   * service's (a job's cron or recurringTask actor), not the principal's.
+   */
+  writeContext(principal: Principal, trx: Kysely<any>, events: PendingEvent[], serviceActor?: { id: string; type: ActorType }): WriteContext {
     const base = this.readContext(principal, trx);
     const dialect = this.store.dialect;
     let lastStamp = 0;
@@ -57,6 +61,7 @@ export class Engine {
         events.push(e);
       },
       actor: async () => {
+        if (serviceActor) return serviceActor;
         const identity = principal.identity;
         if (identity === 'agent' || identity === 'automation') {
           // An agent's or automation's credential (docs/not-shown.md "Agents and automations").
