@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { harness, type Harness, type StoreFactory } from '../kit';
+import { copyProjects } from './shared';
 
 /** Project access: project_access_denied and accessible_project_ids_exceeded (spec "Errors"; rules in docs/not-shown.md). */
 export function projectAccessSuite(factory: StoreFactory): void {
@@ -100,12 +101,8 @@ export function projectAccessSuite(factory: StoreFactory): void {
     beforeAll(async () => {
       h = await harness(factory);
       some = await h.project({ name: 'Template', accessType: 'workspace' });
-      // 1000 more open projects, written straight to the store (through the API this would take long).
-      const row = await h.api.store.db.selectFrom('projects').selectAll().where('id', '=', some.id).executeTakeFirstOrThrow();
-      // JSON columns come back parsed on some drivers: write them back as JSON text.
-      const raw = Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v]));
-      const rows = Array.from({ length: 1000 }, (_, i) => ({ ...raw, id: `bulk${String(i).padStart(8, '0')}`, name: `Bulk ${i}`, nice_id: `B${i}` }));
-      for (let i = 0; i < rows.length; i += 100) await h.api.store.db.insertInto('projects').values(rows.slice(i, i + 100)).execute();
+      // 1000 more open projects.
+      await copyProjects(h, some.id, 1000, 'bulk');
     });
     afterAll(() => h.close());
 
@@ -124,7 +121,7 @@ export function projectAccessSuite(factory: StoreFactory): void {
     });
 
     it('at exactly 1000 the list works', async () => {
-      await h.del('/projects/bulk00000999');
+      await h.del('/projects/bulk000999');
       expect((await h.get('/tasks', { token: h.a.regular.token })).status).toBe(200);
     });
   });

@@ -49,3 +49,16 @@ export async function bothPaths(h: Harness, twin: Pmapi, url: string, token: str
   const qb = await h.countQueries(async () => { rows = await twin.handle(req); });
   return { fast: fast!, rows: rows!, tookFastPath: qa.join('\n') !== qb.join('\n') };
 }
+
+/**
+ * `count` more projects copied from the project `templateId` (so the same
+ * members open them), written straight to the store: through the API this
+ * would take long. Ids are `prefix` plus a zero-padded number.
+ */
+export async function copyProjects(h: Harness, templateId: string, count: number, prefix: string): Promise<void> {
+  const row = await h.store.db.selectFrom('projects').selectAll().where('id', '=', templateId).executeTakeFirstOrThrow();
+  // JSON columns come back parsed on some drivers: write them back as JSON text.
+  const raw = Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v]));
+  const rows = Array.from({ length: count }, (_, i) => ({ ...raw, id: `${prefix}${String(i).padStart(6, '0')}`, name: `${prefix} ${i}`, nice_id: `${prefix.slice(0, 3).toUpperCase()}${i}` }));
+  for (let i = 0; i < rows.length; i += 100) await h.store.db.insertInto('projects').values(rows.slice(i, i + 100)).execute();
+}

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import type { Harness, StoreFactory } from '../../kit';
-import { harnessPerDescribe } from '../shared';
+import { copyProjects, harnessPerDescribe } from '../shared';
 import { expectOk as ok, expectProblem as problem } from './helpers';
 
 /**
@@ -222,11 +222,8 @@ export function activitySuite(factory: StoreFactory): void {
     beforeAll(async () => {
       some = await H().project({ name: 'Feed template', accessType: 'workspace' });
       task = await H().task(some.id, { name: 'In the feed' });
-      // 1,000 more open projects, written straight to the store (through the API this would take long).
-      const row = await H().store.db.selectFrom('projects').selectAll().where('id', '=', some.id).executeTakeFirstOrThrow();
-      const raw = Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v]));
-      const rows = Array.from({ length: 1000 }, (_, i) => ({ ...raw, id: `feedbulk${String(i).padStart(6, '0')}`, name: `Feed bulk ${i}`, nice_id: `FB${i}` }));
-      for (let i = 0; i < rows.length; i += 100) await H().store.db.insertInto('projects').values(rows.slice(i, i + 100)).execute();
+      // 1,000 more open projects.
+      await copyProjects(H(), some.id, 1000, 'feedbulk');
     });
 
     it('without projectId the feed is a workspace-wide list: 400 accessible_project_ids_exceeded; with projectId[eq] or [in] it answers', async () => {

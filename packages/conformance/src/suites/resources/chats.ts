@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import type { Harness, Member, Reply, StoreFactory } from '../../kit';
-import { during, harnessPerDescribe, ofType } from '../shared';
+import { copyProjects, during, harnessPerDescribe, ofType } from '../shared';
 import { expectOk as ok, expectProblem as problem, expectInvalid as invalid } from './helpers';
 import { backfillDiscussionChats } from '@pmapi/core/sql';
 
@@ -1651,11 +1651,8 @@ export function chatsSuite(factory: StoreFactory): void {
       qComment = await message({ taskId: tq.id, text: 'Q comment' });
       pFile = ok(await H().upload('p file', { name: 'p.txt', projectId: p.id }), 201);
       ok(await H().upload('q file', { name: 'q.txt', projectId: q.id }), 201);
-      // 1,000 more projects the regular member may open, written straight to the store (through the API this would take long).
-      const row = await H().store.db.selectFrom('projects').selectAll().where('id', '=', p.id).executeTakeFirstOrThrow();
-      const raw = Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v]));
-      const rows = Array.from({ length: ACCESSIBLE_PROJECTS_MAX }, (_, i) => ({ ...raw, id: `chatbulk${String(i).padStart(6, '0')}`, name: `Chat bulk ${i}`, nice_id: `CB${i}` }));
-      for (let i = 0; i < rows.length; i += 100) await H().store.db.insertInto('projects').values(rows.slice(i, i + 100)).execute();
+      // 1,000 more projects the regular member may open.
+      await copyProjects(H(), p.id, ACCESSIBLE_PROJECTS_MAX, 'chatbulk');
     });
 
     it(`the setup holds: a workspace-wide message list by the regular member (over ${ACCESSIBLE_PROJECTS_MAX} projects open) is 400 accessible_project_ids_exceeded`, async () => {
