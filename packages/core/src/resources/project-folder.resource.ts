@@ -41,11 +41,15 @@ export const projectFolderResource = defineResource({
         if (!general[0]) throw new ProblemError('conflict', 'The workspace has no General portfolio');
         input.portfolioId = general[0].id;
       }
+      await lockPortfolio(ctx, input.portfolioId!);
       await assertUniqueName(ctx, input.portfolioId!, input.name!);
       input.order ??= await nextOrder(ctx, 'projectFolder', { portfolio_id: input.portfolioId }, 1);
     },
     async beforeUpdate(ctx, current, patch) {
-      if (typeof patch.name === 'string' && patch.name !== current.name) await assertUniqueName(ctx, current.portfolioId, patch.name, current.id);
+      if (typeof patch.name === 'string' && patch.name !== current.name) {
+        await lockPortfolio(ctx, current.portfolioId);
+        await assertUniqueName(ctx, current.portfolioId, patch.name, current.id);
+      }
     },
     async beforeDestroy(ctx, rec) {
       // Unfile its projects (trashed ones too, so a restored project is not filed in a folder that is gone).
@@ -55,6 +59,18 @@ export const projectFolderResource = defineResource({
     },
   },
 });
+
+/**
+ * Folder creates and renames of one portfolio take turns: its row is locked
+ * (`update`, so writes merely referencing the portfolio are not held up)
+ * until the transaction ends. Two concurrent creates or renames to one name
+ * cannot both pass the name check, and concurrent appends get distinct
+ * orders. The unique index on (portfolio_id, name) (migration 0023) backs the
+ * check for any other writer.
+ */
+async function lockPortfolio(ctx: WriteContext, portfolioId: string): Promise<void> {
+  await ctx.repo.lock(ctx.registry.get('portfolio').table, portfolioId);
+}
 
 async function assertUniqueName(ctx: WriteContext, portfolioId: string, name: string, exceptId?: string) {
   const same = await ctx.repo.findWhere(ctx.registry.get('projectFolder'), ctx.teamId, { portfolioId, name }, { limit: 1, ...(exceptId ? { exceptId } : {}) });

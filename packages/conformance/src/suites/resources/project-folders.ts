@@ -1,4 +1,5 @@
 import { describe, it, expect, beforeAll } from 'vitest';
+import { renameDuplicateFolders } from '@pmapi/core/sql';
 import type { StoreFactory } from '../../kit';
 import { during, harnessPerDescribe, ofType } from '../shared';
 import { expectOk as ok, expectProblem as problem, expectInvalid as invalid } from './helpers';
@@ -48,6 +49,76 @@ export function projectFoldersSuite(factory: StoreFactory): void {
       problem(await H().patch(`/project-folders/${f.id}`, { name: 'Unique one' }), 409, 'conflict');
       // The same name in another portfolio is fine.
       ok(await H().post('/project-folders', { name: 'Unique one', portfolioId: other.id }), 201);
+    });
+
+    it('concurrent creates of one name in one portfolio: exactly one is 201, every other is 409 conflict on name, and one folder exists', async () => {
+      const n = 6;
+      const replies = await Promise.all(Array.from({ length: n }, () => H().post('/project-folders', { name: 'Raced create' })));
+      const created = replies.filter((r) => r.status === 201);
+      expect(created, JSON.stringify(replies.map((r) => r.body))).toHaveLength(1);
+      for (const r of replies.filter((x) => x.status !== 201)) expect(problem(r, 409, 'conflict').field).toBe('name');
+      const listed = ok(await H().get('/project-folders?name[eq]=Raced%20create')).data;
+      expect(listed.map((f: any) => f.id)).toEqual([created[0]!.body.id]);
+    });
+
+    it('concurrent renames of different folders to one name: exactly one succeeds, the others are 409 conflict on name and keep their names', async () => {
+      const n = 5;
+      const folders = [];
+      for (let i = 0; i < n; i++) folders.push(ok(await H().post('/project-folders', { name: `Rename racer ${i}` }), 201));
+      const replies = await Promise.all(folders.map((f) => H().patch(`/project-folders/${f.id}`, { name: 'Raced rename' })));
+      const renamed = replies.filter((r) => r.status === 200);
+      expect(renamed, JSON.stringify(replies.map((r) => r.body))).toHaveLength(1);
+      for (const r of replies.filter((x) => x.status !== 200)) expect(problem(r, 409, 'conflict').field).toBe('name');
+      const names = await Promise.all(folders.map(async (f) => ok(await H().get(`/project-folders/${f.id}`)).name));
+      expect(names.filter((x) => x === 'Raced rename')).toHaveLength(1);
+      // A create racing a rename to the same name: one of the two wins.
+      const spare = ok(await H().post('/project-folders', { name: 'Rename racer spare' }), 201);
+      const [a, b] = await Promise.all([H().post('/project-folders', { name: 'Create or rename' }), H().patch(`/project-folders/${spare.id}`, { name: 'Create or rename' })]);
+      expect([a.status, b.status].sort()).toEqual(a.status === 201 ? [201, 409] : [200, 409]);
+    });
+
+    it('concurrent creates of different names each append: distinct orders after the last folder', async () => {
+      const pf = ok(await H().post('/portfolios', { name: 'Appending concurrently' }), 201);
+      const first = ok(await H().post('/project-folders', { name: 'Append 0', portfolioId: pf.id }), 201);
+      const replies = await Promise.all([1, 2, 3, 4, 5].map((i) => H().post('/project-folders', { name: `Append ${i}`, portfolioId: pf.id })));
+      const orders = replies.map((r) => ok(r, 201).order as number).sort((x, y) => x - y);
+      expect(orders).toEqual([first.order + 1, first.order + 2, first.order + 3, first.order + 4, first.order + 5]);
+    });
+
+    it('the store itself refuses a second folder of the same name in a portfolio (unique index), whatever writes it', async () => {
+      const f = ok(await H().post('/project-folders', { name: 'Stored once' }), 201);
+      const row = await H().store.db.selectFrom('project_folders').selectAll().where('id', '=', f.id).executeTakeFirstOrThrow();
+      await expect(H().store.db.insertInto('project_folders').values({ ...row, id: `${f.id.slice(0, -4)}dup0` }).execute()).rejects.toSatisfy((e: unknown) => H().store.dialect.isUniqueViolation(e));
+      // Case and other portfolios are distinct names (the API check compares names exactly).
+      ok(await H().post('/project-folders', { name: 'stored once' }), 201);
+    });
+
+    it('migration 0023: folders stored twice under one name before the index keep the oldest; the others get "Name (2)", "Name (3)" (free, at most 100 characters)', async () => {
+      const h = H();
+      const pf = ok(await h.post('/portfolios', { name: 'Duplicated before' }), 201);
+      const a = ok(await h.post('/project-folders', { name: 'Twice', portfolioId: pf.id }), 201);
+      ok(await h.post('/project-folders', { name: 'Twice (2)', portfolioId: pf.id }), 201);
+      const long = ok(await h.post('/project-folders', { name: 'L'.repeat(100), portfolioId: pf.id }), 201);
+      // As the store was before the index: copies of the same name, created later.
+      await h.store.db.schema.dropIndex('project_folders_portfolio_name').execute();
+      try {
+        const copy = async (f: any, suffix: string) => {
+          const row = await h.store.db.selectFrom('project_folders').selectAll().where('id', '=', f.id).executeTakeFirstOrThrow();
+          await h.store.db.insertInto('project_folders').values({ ...row, id: `${f.id.slice(0, -2)}${suffix}`, created_at: h.store.dialect.encode('timestamp', Date.parse(f.createdAt) + 1) }).execute();
+          return `${f.id.slice(0, -2)}${suffix}`;
+        };
+        const twiceB = await copy(a, 'x1');
+        const twiceC = await copy(a, 'x2');
+        const longB = await copy(long, 'x3');
+        expect(await renameDuplicateFolders(h.store.db, h.store.dialect, h.clock.now())).toBe(3);
+        expect(ok(await h.get(`/project-folders/${a.id}`)).name).toBe('Twice');
+        const renamed = [ok(await h.get(`/project-folders/${twiceB}`)).name, ok(await h.get(`/project-folders/${twiceC}`)).name].sort();
+        expect(renamed).toEqual(['Twice (3)', 'Twice (4)']);
+        expect(ok(await h.get(`/project-folders/${longB}`)).name).toBe(`${'L'.repeat(96)} (2)`);
+        expect(await renameDuplicateFolders(h.store.db, h.store.dialect, h.clock.now())).toBe(0);
+      } finally {
+        await h.store.db.schema.createIndex('project_folders_portfolio_name').unique().on('project_folders').columns(['portfolio_id', 'name']).execute();
+      }
     });
 
     it('portfolioId is set once (changing it is 400 immutable); an unknown or other-workspace portfolio is 404', async () => {

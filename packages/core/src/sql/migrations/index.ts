@@ -22,9 +22,11 @@ import { discussionChats } from './0019-discussion-chats';
 import { favorites } from './0020-favorites';
 import { foldersHandoffsPresence } from './0021-folders-handoffs-presence';
 import { membersAndAgents } from './0022-members-and-agents';
+import { projectFolderNames } from './0023-project-folder-names';
 
 export { tableOf, createTable, type Cols } from './table';
 export { backfillDiscussionChats } from './0019-discussion-chats';
+export { renameDuplicateFolders } from './0023-project-folder-names';
 
 /**
  * Every migration, in order: one file each in this folder. A new resource's
@@ -59,6 +61,7 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0020_favorites': favorites(d),
     '0021_folders_handoffs_presence': foldersHandoffsPresence(d),
     '0022_members_and_agents': membersAndAgents(d),
+    '0023_project_folder_names': projectFolderNames(d),
   };
 }
 
