@@ -46,6 +46,8 @@ import { projectFoldersSuite } from './suites/resources/project-folders';
 import { taskHandoffsSuite } from './suites/resources/handoffs';
 import { presenceSuite } from './suites/resources/presence';
 import { activitySuite } from './suites/resources/activity';
+import { eventWalkSuite } from './suites/event-walk';
+import { errorWalkSuite } from './suites/error-walk';
 
 /** Every conformance suite, against one store factory. */
 export function runConformance(factory: StoreFactory): void {
@@ -96,4 +98,6 @@ export function runConformance(factory: StoreFactory): void {
   fastPathSuite(factory);
   projectOperationsSuite(factory);
   taskOperationsSuite(factory);
+  eventWalkSuite(factory);
+  errorWalkSuite(factory);
 }
