@@ -43,6 +43,7 @@ import { fastPathSuite } from './suites/fast-path';
 import { projectOperationsSuite } from './suites/resources/project-operations';
 import { taskOperationsSuite } from './suites/resources/task-operations';
 import { projectFoldersSuite } from './suites/resources/project-folders';
+import { unlistedReferencesSuite } from './suites/resources/unlisted-references';
 import { taskHandoffsSuite } from './suites/resources/handoffs';
 import { presenceSuite } from './suites/resources/presence';
 import { activitySuite } from './suites/resources/activity';
@@ -77,6 +78,7 @@ export function runConformance(factory: StoreFactory): void {
   checkInsSuite(factory);
   reportChartsSuite(factory);
   projectFoldersSuite(factory);
+  unlistedReferencesSuite(factory);
   taskHandoffsSuite(factory);
   presenceSuite(factory);
   activitySuite(factory);

@@ -235,7 +235,9 @@ export interface ResourceSpec<F extends Record<string, FieldDef<any>> = Record<s
   /**
    * Rows whose `field` holds `value` are never served by the standard
    * list, get, update, delete or restore operations (404), though they exist
-   * for references and expands (a project's discussion chat).
+   * for expands (a project's discussion chat). A reference in a body naming
+   * one is refused as missing (404 resource_not_found with the field) unless
+   * the field declares `reachesUnlisted` (a message's chatId).
    */
   unlisted?: { field: string; value: string };
   /** Column values every row holds: written on insert, required by every read (a table shared with other kinds of rows). */

@@ -45,6 +45,13 @@ export interface FieldDef<T = unknown> {
   onDelete?: 'cascade';
   /** false: a reference without the derived `eq|in` list filter (the spec lists none for it). */
   filter?: false;
+  /**
+   * The reference may name rows its target's routes never serve (the
+   * target's `unlisted` rows: a message posted to a project's discussion
+   * chat); the resource's own rules decide who may. Without it the engine
+   * refuses such a row as missing (404 resource_not_found naming the field).
+   */
+  reachesUnlisted?: true;
   /** Column name; derived (snake_case) by defineResource when omitted. */
   column?: string;
   /** Older names accepted in create and update bodies (spec rule 13). */
@@ -137,8 +144,8 @@ export const f = {
     return make('timestamp', z.iso.datetime({ offset: true, message: 'must be an ISO 8601 timestamp' }), o);
   },
   /** An id of another resource in the same workspace. */
-  ref<O extends Opts & { onDelete?: 'cascade'; filter?: false }>(target: string, o: O = {} as O): FieldDef<Nullable<string, O>> {
-    return make('text', ID, o, { ref: target, ...(o.onDelete ? { onDelete: o.onDelete } : {}), ...(o.filter === false ? { filter: false as const } : {}) });
+  ref<O extends Opts & { onDelete?: 'cascade'; filter?: false; reachesUnlisted?: true }>(target: string, o: O = {} as O): FieldDef<Nullable<string, O>> {
+    return make('text', ID, o, { ref: target, ...(o.onDelete ? { onDelete: o.onDelete } : {}), ...(o.filter === false ? { filter: false as const } : {}), ...(o.reachesUnlisted ? { reachesUnlisted: true as const } : {}) });
   },
   /** An id of a row of the resource named by the field `typeField` (a polymorphic reference; see {@link FieldDef.refTypeField}). */
   refAny<O extends Opts & { onDelete?: 'cascade' }>(typeField: string, o: O = {} as O): FieldDef<Nullable<string, O>> {

@@ -179,7 +179,8 @@ export const messageResource = defineResource({
     botName: f.readOnly('text', { nullable: true }),
     botAvatar: f.readOnly('text', { nullable: true }),
     authorId: f.readOnly('text', { nullable: true }),
-    chatId: f.ref('chat', { nullable: true, mode: 'createOnly', onDelete: 'cascade' }),
+    // Messages are posted to a project's discussion chat (unlisted) by its members: placeMessage checks membership.
+    chatId: f.ref('chat', { nullable: true, mode: 'createOnly', onDelete: 'cascade', reachesUnlisted: true }),
     taskId: f.ref('task', { nullable: true, mode: 'createOnly', onDelete: 'cascade' }),
     documentId: f.ref('document', { nullable: true, mode: 'createOnly', onDelete: 'cascade' }),
     fileId: f.ref('file', { nullable: true, mode: 'createOnly', onDelete: 'cascade' }),

@@ -238,7 +238,8 @@ export class Engine {
     }
     if (ids.length === 0) return [];
     const target = ctx.registry.get(rel.target);
-    const found = await ctx.repo.getMany(target, ctx.teamId, ids, undefined, { lock: 'share' });
+    // Rows the target's routes never serve (`unlisted`) count as missing.
+    const found = (await ctx.repo.getMany(target, ctx.teamId, ids, undefined, { lock: 'share' })).filter((f) => !unlisted(target, f));
     const have = new Set(found.map((f) => f.id));
     let absent = ids.filter((i) => !have.has(i));
     if (absent.length && linked) {
@@ -269,7 +270,10 @@ export class Engine {
         const target = ctx.registry.get(def.ref);
         // A reference into a project the caller cannot open is refused like a direct access.
         // Key-share locked: a concurrent delete of the target waits, then sees (and cascades or clears) this reference.
-        await ctx.access.assertRecord(target, await ctx.mustGet(target, v, key, { lock: 'share' }));
+        const rec = await ctx.mustGet(target, v, key, { lock: 'share' });
+        // A row its routes never serve (`unlisted`) is missing to a reference too, unless the field declares `reachesUnlisted`.
+        if (unlisted(target, rec) && !def.reachesUnlisted) throw notFound(target.name, v, key);
+        await ctx.access.assertRecord(target, rec);
       }
     }
   }
