@@ -25,7 +25,12 @@ import { activityPage, countActivity, type ActivityFilters, type ActivityScope }
  * (personal resources: only events the caller wrote); of no project, or of a
  * project the caller may open; and of private records (a private document, a
  * chat, a reminder, another member's time entries) only when the event's
- * audience names the caller. One statement per page, bounded by the page size.
+ * audience names the caller (another member's time entries: when the
+ * caller's role holds viewTimeReports now). Each page examines at most
+ * ACTIVITY_SCAN_BUDGET events: when they hold too few the caller may see, the
+ * page is short (even empty) with hasMore and a cursor past the last event
+ * examined. `total` counts among at most ACTIVITY_COUNT_BUDGET events
+ * (`totalCapped: true` when there were more: a lower bound).
  */
 
 const ENDPOINT = 'activity';
@@ -96,6 +101,7 @@ export const activityRoute: CustomRoute = {
     const p = ctx.principal;
     const readable: string[] = [];
     const own: string[] = [];
+    const widened: string[] = [];
     const known = new Set<string>();
     for (const res of ctx.registry.all()) {
       if (!res.events) continue;
@@ -104,6 +110,9 @@ export const activityRoute: CustomRoute = {
       if (res.ownedBy ? scoped : scoped && grants(p.permissions, res.path, 'read')) {
         readable.push(res.name);
         if (res.ownedBy) own.push(res.name);
+        // Judged now, not when the event was written: the stored audience of such an event names its owner alone.
+        const o = res.ownerRead;
+        if (o && !res.privateTo && !res.membersOnly && p.permissions.has(o.widenedBy)) widened.push(res.name);
       }
     }
     const { filters, fingerprint } = parseActivityFilters(params, known);
@@ -119,23 +128,27 @@ export const activityRoute: CustomRoute = {
     // Naming a project the caller cannot open is refused, as for lists restricted by projectId.
     for (const id of filters.projectId ?? []) await ctx.access.assertProject(id);
     const scope: ActivityScope = {
-      teamId: ctx.teamId, memberId: p.memberId, readableTypes: readable, ownTypes: own,
+      teamId: ctx.teamId, memberId: p.memberId, readableTypes: readable, ownTypes: own, widenedTypes: widened,
       // A projectId filter (each id already checked) is the bound, as for lists restricted by projectId; without one
       // the feed is a workspace-wide list (400 accessible_project_ids_exceeded past 1,000 projects, spec "Errors").
       projects: filters.projectId?.length ? [...filters.projectId] : await ctx.access.accessibleIds(),
     };
     const none = readable.length === 0;
-    const rows = none ? [] : await activityPage(ctx.repo, scope, filters, after, page.limit + 1);
-    const { rows: taken, hasMore } = takePage(rows, page.limit);
-    const last = taken[taken.length - 1];
-    const total = page.includeTotal ? (none ? 0 : await countActivity(ctx.repo, scope, filters)) : undefined;
-    return v3Page({
+    const found = none ? { rows: [] } : await activityPage(ctx.repo, scope, filters, after, page.limit + 1);
+    const { rows: taken, hasMore: full } = takePage(found.rows, page.limit);
+    // A full page resumes after its last event; one cut short by the scan budget, after the last event examined.
+    const resume = full ? taken[taken.length - 1] : found.budgetEnd;
+    const total = page.includeTotal ? (none ? { n: 0, capped: false } : await countActivity(ctx.repo, scope, filters)) : undefined;
+    const out = v3Page({
       data: taken.map((r) => r.envelope),
-      ...(total !== undefined ? { total } : {}),
+      ...(total !== undefined ? { total: total.n } : {}),
       limit: page.limit,
-      hasMore,
-      nextCursor: hasMore && last ? nextCursor(spec, bind, undefined, last.createdAt, last.id) : null,
+      hasMore: resume !== undefined,
+      nextCursor: resume ? nextCursor(spec, bind, undefined, resume.createdAt, resume.id) : null,
     });
+    // The envelope's one addition: a total counted within the budget and short of the feed says so.
+    if (total?.capped) out.body = { ...(out.body as Record<string, unknown>), totalCapped: true };
+    return out;
   },
 };
 

@@ -4,7 +4,7 @@ import { iso } from '../clock/index';
 import type { Rec, Resource } from '../resources/define-resource';
 import { Repo } from '../sql/repo';
 import { insertOutbox } from '../sql/queries/outbox';
-import { encodeAudience } from '../sql/queries/activity';
+import { rewriteAudience, storedAudience } from '../sql/queries/activity';
 import { ensureIdentityActor, ensureMemberActor } from '../sql/queries/actors';
 import { rowsDueForPurge } from '../sql/queries/purge';
 import type { LiveWebhook } from '../sql/queries/webhooks';
@@ -375,6 +375,11 @@ export class Engine {
     }
     await res.hooks?.afterUpdate?.(ctx, current, after);
     await followProject(ctx, res, current, after);
+    const p = res.privateTo;
+    if (p && (current[p.field] === p.value) !== (after[p.field] === p.value)) {
+      // A record turned private (or shared again): its past events take its audience now (docs/not-shown.md "Activity feed").
+      await rewriteAudience(ctx.repo, ctx.teamId, res.name, id, storedAudience(res, after, await audienceOf(ctx, res, after)));
+    }
     // The row as the update stored it, unless anything was written since (links, hooks, dependants): then read it again.
     const stored = ctx.repo.writes === writes ? written : (await ctx.repo.get(res, ctx.teamId, id, { links: true }))!;
     const payload = await this.payloadOf(ctx, res, stored);
@@ -520,7 +525,8 @@ export class Engine {
         id: eventId, team_id: principal.teamId, type: e.type, aggregate_type: e.aggregateType, aggregate_id: e.aggregateId,
         project_id: e.projectId, body: d.encode('json', envelope), created_at: d.encode('timestamp', now),
         // What the activity feed scopes by (routes/activity.ts): who may see the event, and who wrote it.
-        audience: e.audience ? encodeAudience(e.audience) : null, member_id: principal.memberId || null,
+        audience: storedAudience(this.config.registry.byName.get(e.aggregateType), e.payload[e.aggregateType] as Record<string, unknown> | undefined, e.audience),
+        member_id: principal.memberId || null,
       };
     });
     let hooks: LiveWebhook[] | undefined;

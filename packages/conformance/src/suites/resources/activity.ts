@@ -1,4 +1,5 @@
 import { describe, it, expect, beforeAll } from 'vitest';
+import { ACTIVITY_COUNT_BUDGET, ACTIVITY_SCAN_BUDGET, narrowOwnerReadAudiences } from '@pmapi/core/sql';
 import type { Harness, StoreFactory } from '../../kit';
 import { copyProjects, harnessPerDescribe } from '../shared';
 import { expectOk as ok, expectProblem as problem } from './helpers';
@@ -24,6 +25,39 @@ async function walk(h: Harness, query: string, token?: string): Promise<any[]> {
     cursor = r.nextCursor;
   }
   throw new Error('endless feed');
+}
+
+/** The types of the feed's events of one record as `token` sees them, sorted (events of one instant have no order of their own). */
+async function eventsOf(h: Harness, aggregateId: string, token?: string): Promise<string[]> {
+  return (await walk(h, `aggregateId[eq]=${aggregateId}`, token)).map((e) => e.type).sort();
+}
+
+/**
+ * `count` copies of the outbox rows `sourceIds` (taken in turn), written
+ * straight to the store one millisecond apart from `startMs` on, each with
+ * its own id (`prefix` plus a number) and already dispatched: through the
+ * API this many events would take long.
+ */
+async function copyEvents(h: Harness, sourceIds: string[], count: number, startMs: number, prefix: string): Promise<void> {
+  const d = h.store.dialect;
+  const src = await h.store.db.selectFrom('outbox').selectAll().where('id', 'in', sourceIds).execute();
+  expect(src.length).toBe(sourceIds.length);
+  const rows = Array.from({ length: count }, (_, i) => {
+    const row = src[i % src.length]!;
+    const id = `${prefix}${String(i).padStart(6, '0')}`;
+    const t = startMs + i;
+    const body = { ...(d.decode('json', row.body) as Record<string, unknown>), eventId: id, timestamp: at(t) };
+    return { ...row, id, body: d.encode('json', body), created_at: d.encode('timestamp', t), dispatched_at: d.encode('timestamp', t) };
+  });
+  for (let i = 0; i < rows.length; i += 500) await h.store.db.insertInto('outbox').values(rows.slice(i, i + 500)).execute();
+}
+
+/** A member of workspace A holding a new custom role with these permissions, with a token of every scope. */
+async function memberWithRole(h: Harness, name: string, permissions: string[]): Promise<{ id: string; token: string; roleId: string }> {
+  const role = ok(await h.post('/roles', { name, permissions }), 201);
+  const m = await h.api.admin.addMember(h.a.id, { name: `${name} member`, role: name });
+  const tok = await h.api.admin.issueToken(m.id, { scopes: ['read', 'write', 'delete'] });
+  return { id: m.id, token: tok.token, roleId: role.id };
 }
 
 export function activitySuite(factory: StoreFactory): void {
@@ -73,6 +107,8 @@ export function activitySuite(factory: StoreFactory): void {
       expect(seen).toEqual(all.map((e) => e.eventId));
       expect(ok(await H().get('/activity?limit=500')).limit).toBe(200);
       expect('total' in ok(await H().get('/activity?limit=1'))).toBe(false);
+      // Counted within the budget: no totalCapped.
+      expect('totalCapped' in ok(await H().get('/activity?limit=1&includeTotal=true'))).toBe(false);
       problem(await H().get('/activity?limit=0'), 400, 'invalid_query_param');
     });
 
@@ -233,6 +269,252 @@ export function activitySuite(factory: StoreFactory): void {
         expect(one.data.some((e: any) => e.aggregateId === task.id && e.type === 'task.created')).toBe(true);
         expect(ok(await H().get(`/activity?projectId[in]=${some.id},feedbulk000001`, { token })).data.length).toBeGreaterThan(0);
       }
+    });
+  });
+
+  // Spec "Standard operations" rules 3-5 (limit, includeTotal, the envelope and its cursor); decisions in
+  // docs/not-shown.md "Activity feed" (the scan budget, the bounded total).
+  describe(`[${factory.name}] v3 Activity feed: a page examines at most the scan budget of events; includeTotal counts within its own budget`, () => {
+    const H = harnessPerDescribe(factory);
+    /** More hidden events than either budget, all newer than the visible ones. */
+    const HIDDEN = ACTIVITY_COUNT_BUDGET + 100;
+    let visible: string[];
+    let fixtureStart: number;
+    const regular = () => H().a.regular.token;
+    beforeAll(async () => {
+      const open = await H().project({ name: 'Open to all', accessType: 'workspace' });
+      for (let i = 0; i < 3; i++) {
+        H().clock.advance(1000);
+        await H().task(open.id, { name: `Visible ${i}` }, H().a.regular.token);
+      }
+      // What the regular member may not see: the owner's private document, a task of a project they cannot open.
+      const closed = await H().project({ name: 'Closed to the regular member' });
+      const ct = await H().task(closed.id, { name: 'Behind the roster' });
+      const doc = ok(await H().post('/documents', { title: 'Owner only', projectId: open.id, body: 'x', accessType: 'private' }), 201);
+      visible = (await walk(H(), '', regular())).map((e) => e.eventId);
+      expect(visible.length).toBeGreaterThan(3);
+      const outbox = await H().outbox();
+      const sources = [
+        outbox.find((e) => e.type === 'document.created' && e.aggregateId === doc.id).eventId,
+        outbox.find((e) => e.type === 'task.created' && e.aggregateId === ct.id).eventId,
+      ];
+      for (const id of sources) expect(visible).not.toContain(id);
+      fixtureStart = H().clock.now() + 1000;
+      await copyEvents(H(), sources, HIDDEN, fixtureStart, 'zzhidden');
+      H().clock.advance(HIDDEN + 60_000);
+    }, 120_000);
+
+    it('hidden events ahead of the visible ones give short (empty) pages with hasMore; following nextCursor reaches the visible ones, each once, in order', async () => {
+      // The cost is observable without timing: a page that ran out of budget answers empty, in one statement on the outbox.
+      let first: any;
+      const statements = await H().countQueries(async () => { first = ok(await H().get('/activity?limit=50', { token: regular() })); });
+      expect(first).toMatchObject({ data: [], hasMore: true });
+      expect(typeof first.nextCursor).toBe('string');
+      expect(statements.filter((q) => /\boutbox\b/.test(q))).toHaveLength(1);
+      const seen: string[] = [];
+      let cursor: string | null = first.nextCursor;
+      let pages = 1;
+      let empty = 1;
+      while (cursor) {
+        const r: any = ok(await H().get(`/activity?limit=50&cursor=${encodeURIComponent(cursor)}`, { token: regular() }));
+        pages++;
+        if (r.data.length === 0) empty++;
+        seen.push(...r.data.map((e: any) => e.eventId));
+        expect(r.hasMore).toBe(r.nextCursor !== null);
+        cursor = r.nextCursor;
+        expect(pages).toBeLessThan(100);
+      }
+      // Each page examines at most ACTIVITY_SCAN_BUDGET rows: the hidden ones take at least that many empty pages.
+      expect(empty).toBeGreaterThanOrEqual(Math.floor(HIDDEN / ACTIVITY_SCAN_BUDGET));
+      expect(seen).toEqual(visible);
+    });
+
+    it('the same query shows the owner their own hidden-to-others events: full pages', async () => {
+      const r = ok(await H().get('/activity?limit=50'));
+      expect(r.data).toHaveLength(50);
+      expect(r.hasMore).toBe(true);
+      expect(r.data.every((e: any) => e.eventId.startsWith('zzhidden'))).toBe(true);
+    });
+
+    it('the cursor of a short page is still signed and bound: another member, other filters or an edited cursor are cursor_invalid', async () => {
+      const first = ok(await H().get('/activity?limit=10', { token: regular() }));
+      expect(first.data).toEqual([]);
+      const c = first.nextCursor as string;
+      expect(ok(await H().get(`/activity?limit=10&cursor=${encodeURIComponent(c)}`, { token: regular() })).data).toEqual([]);
+      problem(await H().get(`/activity?limit=10&cursor=${encodeURIComponent(c)}`), 400, 'cursor_invalid');
+      problem(await H().get(`/activity?limit=10&type[eq]=task.created&cursor=${encodeURIComponent(c)}`, { token: regular() }), 400, 'cursor_invalid');
+      const [body, sig] = c.split('.');
+      const payload = JSON.parse(Buffer.from(body!, 'base64url').toString('utf8'));
+      payload.b[0] = fixtureStart;
+      const edited = `${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${sig}`;
+      problem(await H().get(`/activity?limit=10&cursor=${encodeURIComponent(edited)}`, { token: regular() }), 400, 'cursor_invalid');
+    });
+
+    it('createdAt bounds narrow what a page examines: bounded before the hidden events, pages are full', async () => {
+      const r = ok(await H().get(`/activity?limit=2&createdAt[lt]=${encodeURIComponent(at(fixtureStart))}`, { token: regular() }));
+      expect(r.data.map((e: any) => e.eventId)).toEqual(visible.slice(0, 2));
+      expect(r.hasMore).toBe(true);
+    });
+
+    it('includeTotal counts within ACTIVITY_COUNT_BUDGET events: past them total is a lower bound and totalCapped is true', async () => {
+      const capped = ok(await H().get('/activity?limit=1&includeTotal=true', { token: regular() }));
+      expect(capped).toMatchObject({ total: 0, totalCapped: true, hasMore: true });
+      const mine = ok(await H().get('/activity?limit=1&includeTotal=true'));
+      expect(mine.totalCapped).toBe(true);
+      expect(mine.total).toBeGreaterThanOrEqual(ACTIVITY_COUNT_BUDGET);
+      // Within the budget the count is exact and says nothing more.
+      const bounded = ok(await H().get(`/activity?limit=1&includeTotal=true&createdAt[lt]=${encodeURIComponent(at(fixtureStart))}`, { token: regular() }));
+      expect(bounded.total).toBe(visible.length);
+      expect('totalCapped' in bounded).toBe(false);
+    });
+  });
+
+  // docs/not-shown.md "Activity feed" (audiences kept current); spec "Project Dashboard" (isShared), "Authentication" rule 5 (viewTimeReports).
+  describe(`[${factory.name}] v3 Activity feed: who sees an event follows the record and the role now, not when it was written`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('a dashboard turned private takes its past events from the members who lost it; shared again, all of them show again', async () => {
+      const p = await H().project({ name: 'Boards', accessType: 'workspace' });
+      const dash = ok(await H().post('/project-dashboards', { name: 'Team board', projectId: p.id }), 201);
+      const other = ok(await H().post('/project-dashboards', { name: 'Other board', projectId: p.id }), 201);
+      ok(await H().patch(`/project-dashboards/${dash.id}`, { name: 'Team board 2' }));
+      expect(await eventsOf(H(), dash.id, H().a.regular.token)).toEqual(['projectDashboard.created', 'projectDashboard.updated']);
+      ok(await H().patch(`/project-dashboards/${dash.id}`, { isShared: false }));
+      expect(await eventsOf(H(), dash.id, H().a.regular.token)).toEqual([]);
+      ok(await H().patch(`/project-dashboards/${dash.id}`, { name: 'Mine now' }));
+      expect(await eventsOf(H(), dash.id, H().a.regular.token)).toEqual([]);
+      expect(await eventsOf(H(), dash.id)).toHaveLength(4);
+      // Another record's events are left as they were.
+      expect(await eventsOf(H(), other.id, H().a.regular.token)).toEqual(['projectDashboard.created']);
+      ok(await H().patch(`/project-dashboards/${dash.id}`, { isShared: true }));
+      expect(await eventsOf(H(), dash.id, H().a.regular.token)).toEqual(['projectDashboard.created', 'projectDashboard.updated', 'projectDashboard.updated', 'projectDashboard.updated', 'projectDashboard.updated']);
+    });
+
+    it('a dashboard made private shows nothing to others until it is shared', async () => {
+      const p = await H().project({ name: 'Boards 2', accessType: 'workspace' });
+      const dash = ok(await H().post('/project-dashboards', { name: 'Draft', projectId: p.id, isShared: false }, { token: H().a.regular.token }), 201);
+      expect(await eventsOf(H(), dash.id)).toEqual([]);
+      expect(await eventsOf(H(), dash.id, H().a.regular.token)).toEqual(['projectDashboard.created']);
+      ok(await H().patch(`/project-dashboards/${dash.id}`, { isShared: true }, { token: H().a.regular.token }));
+      expect(await eventsOf(H(), dash.id)).toEqual(['projectDashboard.created', 'projectDashboard.updated']);
+    });
+
+    it("time-entry events follow viewTimeReports when the feed is read: a role that gains it sees other members' entries, one that loses it stops", async () => {
+      const base = ['time-entries:read', 'time-entries:write', 'tasks:read', 'projects:read'];
+      const tk = await memberWithRole(H(), 'Feed timekeeper', base);
+      const p = await H().project({ name: 'Timed', members: [H().a.owner.id, tk.id] });
+      const closed = await H().project({ name: 'Timed elsewhere' });
+      const t = await H().task(p.id);
+      const ct = await H().task(closed.id);
+      const start = H().clock.now() - 7_200_000;
+      const span = (i: number) => ({ startAt: at(start + i * 1_000_000), endAt: at(start + i * 1_000_000 + 600_000) });
+      const ownerEntry = ok(await H().post('/time-entries', { taskId: t.id, ...span(0) }), 201);
+      const elsewhere = ok(await H().post('/time-entries', { taskId: ct.id, ...span(1) }), 201);
+      const own = ok(await H().post('/time-entries', { taskId: t.id, ...span(2) }, { token: tk.token }), 201);
+      expect(await eventsOf(H(), own.id, tk.token)).toEqual(['timeEntry.created']);
+      expect(await eventsOf(H(), ownerEntry.id, tk.token)).toEqual([]);
+      ok(await H().patch(`/roles/${tk.roleId}`, { permissions: [...base, 'viewTimeReports'] }));
+      // Written before the role changed, shown now; a project the member cannot open stays closed.
+      expect(await eventsOf(H(), ownerEntry.id, tk.token)).toEqual(['timeEntry.created']);
+      expect(await eventsOf(H(), elsewhere.id, tk.token)).toEqual([]);
+      // Written while the role holds it, hidden again once it does not.
+      const during = ok(await H().post('/time-entries', { taskId: t.id, ...span(3) }), 201);
+      expect(await eventsOf(H(), during.id, tk.token)).toEqual(['timeEntry.created']);
+      ok(await H().patch(`/roles/${tk.roleId}`, { permissions: base }));
+      expect(await eventsOf(H(), ownerEntry.id, tk.token)).toEqual([]);
+      expect(await eventsOf(H(), during.id, tk.token)).toEqual([]);
+      expect(await eventsOf(H(), own.id, tk.token)).toEqual(['timeEntry.created']);
+      // The owner reads every entry of every project.
+      for (const id of [ownerEntry.id, elsewhere.id, own.id]) expect(await eventsOf(H(), id)).toEqual(['timeEntry.created']);
+    });
+
+    it('migration 0024: time-entry events stored with the audience of their writing (everyone holding viewTimeReports then) name their member alone', async () => {
+      const p = await H().project({ name: 'Timed before', accessType: 'workspace' });
+      const t = await H().task(p.id);
+      const start = H().clock.now() - 3_600_000;
+      const entry = ok(await H().post('/time-entries', { taskId: t.id, startAt: at(start), endAt: at(start + 600_000) }), 201);
+      // As events were stored before: the regular member held viewTimeReports when it was written.
+      await H().store.db.updateTable('outbox').set({ audience: `,${H().a.owner.id},${H().a.regular.id},` }).where('aggregate_id', '=', entry.id).execute();
+      expect(await eventsOf(H(), entry.id, H().a.regular.token)).toEqual(['timeEntry.created']);
+      await narrowOwnerReadAudiences(H().store.db, H().store.dialect);
+      expect(await eventsOf(H(), entry.id, H().a.regular.token)).toEqual([]);
+      expect(await eventsOf(H(), entry.id)).toEqual(['timeEntry.created']);
+    });
+  });
+
+  // docs/not-shown.md "Activity feed" ("What a caller sees"): each kind of event a caller may not see, absent; its author sees it.
+  describe(`[${factory.name}] v3 Activity feed: every kind of hidden event is absent, and visible to whoever may see it`, () => {
+    const H = harnessPerDescribe(factory);
+    const made: Record<string, string> = {};
+    let p: any;
+    beforeAll(async () => {
+      const reg = { token: H().a.regular.token };
+      p = await H().project({ name: 'Shared ground', accessType: 'workspace' });
+      const t = await H().task(p.id, { name: 'Common task' });
+      made.task = t.id;
+      made.document = ok(await H().post('/documents', { title: 'Regular only', projectId: p.id, body: 'x', accessType: 'private' }, reg), 201).id;
+      made.dashboard = ok(await H().post('/project-dashboards', { name: 'Regular board', projectId: p.id, isShared: false }, reg), 201).id;
+      made.reminder = ok(await H().post('/reminders', { taskId: t.id, date: at(H().clock.now() + 86_400_000) }, reg), 201).id;
+      made.chat = ok(await H().post('/chats', { name: 'Regular and client', memberIds: [H().a.client.id] }, reg), 201).id;
+      made.message = ok(await H().post('/messages', { chatId: made.chat, text: 'Between us' }, reg), 201).id;
+      made.favorite = ok(await H().post('/favorites', { targetType: 'task', targetId: t.id }, reg), 201).id;
+      made.favoriteFolder = ok(await H().post('/favorite-folders', { name: 'Sidebar' }, reg), 201).id;
+      const start = H().clock.now() - 3_600_000;
+      made.regularEntry = ok(await H().post('/time-entries', { taskId: t.id, startAt: at(start), endAt: at(start + 600_000) }, reg), 201).id;
+      made.ownerEntry = ok(await H().post('/time-entries', { taskId: t.id, startAt: at(start), endAt: at(start + 600_000) }), 201).id;
+      const closed = await H().project({ name: 'Owner only' });
+      made.closedProject = closed.id;
+      made.closedTask = (await H().task(closed.id, { name: 'Behind the roster' })).id;
+      const bp = await H().project({ name: 'Beta ground' }, H().b.owner.token);
+      made.otherWorkspace = bp.id;
+    });
+
+    const ids = (feed: any[]) => new Set(feed.map((e) => e.aggregateId));
+
+    for (const kind of ['document', 'dashboard', 'reminder', 'chat', 'message', 'favorite', 'favoriteFolder'] as const) {
+      it(`another member's ${kind === 'document' ? 'private document' : kind === 'dashboard' ? 'private dashboard' : kind === 'message' ? 'message in a chat the caller is not in' : kind === 'chat' ? 'chat the caller is not in' : kind} is absent; its author sees it`, async () => {
+        expect(ids(await walk(H(), '')).has(made[kind]!)).toBe(false);
+        expect(ids(await walk(H(), '', H().a.regular.token)).has(made[kind]!)).toBe(true);
+      });
+    }
+
+    it("a chat's events show to its members (the client), not to anyone else", async () => {
+      const client = ids(await walk(H(), '', H().a.client.token));
+      expect(client.has(made.chat!) && client.has(made.message!)).toBe(true);
+      expect(client.has(made.document!)).toBe(false);
+    });
+
+    it("time entries of another member are absent without viewTimeReports; the member sees their own; the owner (viewTimeReports) both", async () => {
+      const regular = ids(await walk(H(), '', H().a.regular.token));
+      expect(regular.has(made.ownerEntry!)).toBe(false);
+      expect(regular.has(made.regularEntry!)).toBe(true);
+      const owner = ids(await walk(H(), ''));
+      expect(owner.has(made.ownerEntry!) && owner.has(made.regularEntry!)).toBe(true);
+    });
+
+    it('a project the caller cannot open, and everything in it, is absent; the owner sees it', async () => {
+      const regular = ids(await walk(H(), '', H().a.regular.token));
+      expect(regular.has(made.closedProject!) || regular.has(made.closedTask!)).toBe(false);
+      expect(regular.has(made.task!)).toBe(true);
+      const owner = ids(await walk(H(), ''));
+      expect(owner.has(made.closedProject!) && owner.has(made.closedTask!)).toBe(true);
+    });
+
+    it("another workspace's events are absent; its own members see them", async () => {
+      expect(ids(await walk(H(), '')).has(made.otherWorkspace!)).toBe(false);
+      expect(ids(await walk(H(), '', H().a.regular.token)).has(made.otherWorkspace!)).toBe(false);
+      expect(ids(await walk(H(), '', H().b.owner.token)).has(made.otherWorkspace!)).toBe(true);
+    });
+
+    it("resources whose read scope the token lacks are absent, the caller's own included; a token with the scope shows them", async () => {
+      const narrow = (await H().api.admin.issueToken(H().a.regular.id, { scopes: ['activity:read', 'tasks:read'] })).token;
+      const seen = await walk(H(), '', narrow);
+      expect(new Set(seen.map((e) => e.aggregateType))).toEqual(new Set(['task']));
+      for (const kind of ['document', 'dashboard', 'reminder', 'chat', 'message', 'favorite', 'favoriteFolder', 'regularEntry'] as const) expect(ids(seen).has(made[kind]!), kind).toBe(false);
+      const docs = (await H().api.admin.issueToken(H().a.regular.id, { scopes: ['activity:read', 'documents:read'] })).token;
+      const withDocs = await walk(H(), '', docs);
+      expect(ids(withDocs).has(made.document!)).toBe(true);
+      expect(new Set(withDocs.map((e) => e.aggregateType))).toEqual(new Set(['document']));
     });
   });
 }

@@ -23,10 +23,12 @@ import { favorites } from './0020-favorites';
 import { foldersHandoffsPresence } from './0021-folders-handoffs-presence';
 import { membersAndAgents } from './0022-members-and-agents';
 import { projectFolderNames } from './0023-project-folder-names';
+import { activityAudience } from './0024-activity-audience';
 
 export { tableOf, createTable, type Cols } from './table';
 export { backfillDiscussionChats } from './0019-discussion-chats';
 export { renameDuplicateFolders } from './0023-project-folder-names';
+export { narrowOwnerReadAudiences } from './0024-activity-audience';
 
 /**
  * Every migration, in order: one file each in this folder. A new resource's
@@ -62,6 +64,7 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0021_folders_handoffs_presence': foldersHandoffsPresence(d),
     '0022_members_and_agents': membersAndAgents(d),
     '0023_project_folder_names': projectFolderNames(d),
+    '0024_activity_audience': activityAudience(d),
   };
 }
 

@@ -4,12 +4,59 @@ import { escapeLike, type Repo } from '../repo';
 /**
  * The activity feed's reads of the outbox (routes/activity.ts): one keyset
  * page of a workspace's events, newest first, scoped to what the caller may
- * see, in one bounded statement.
+ * see, each statement bounded by a scan budget (docs/not-shown.md "Activity
+ * feed"); and the outbox's stored audiences, kept current.
  */
+
+/**
+ * Most outbox rows one page examines: the workspace's newest events past the
+ * cursor (and within the createdAt range), read through the
+ * (team_id, created_at, id) index. A page that finds too few events the
+ * caller may see among them ends short, with a cursor past the last one examined.
+ */
+export const ACTIVITY_SCAN_BUDGET = 5_000;
+
+/** Most outbox rows `includeTotal` examines; past them `total` is a lower bound (`totalCapped: true`). */
+export const ACTIVITY_COUNT_BUDGET = 10_000;
 
 /** An event's audience as the outbox stores it: `,id1,id2,` (ids never hold a comma); `,` for nobody. */
 export function encodeAudience(ids: readonly string[]): string {
   return `,${ids.join(',')},`;
+}
+
+/** What of a resource's declaration decides an event's stored audience. */
+export interface AudienceRules {
+  ownerRead?: { field: string; widenedBy: string };
+  privateTo?: unknown;
+  membersOnly?: unknown;
+}
+
+/**
+ * The audience the outbox stores for the feed (the webhook audience is the
+ * event's own `audience`; both are the same but here): for a resource read by
+ * its owner and widened by a role permission alone (time entries), only the
+ * owner, since the feed judges the permission when it reads; otherwise the
+ * event's audience (null: whoever may read the resource and open its project).
+ * `rec` is the record (or its response form) the event is of.
+ */
+export function storedAudience(res: AudienceRules | undefined, rec: Record<string, unknown> | undefined, audience: readonly string[] | undefined): string | null {
+  const o = res?.ownerRead;
+  if (o && !res.privateTo && !res.membersOnly) {
+    const owner = rec?.[o.field];
+    return encodeAudience(typeof owner === 'string' ? [owner] : []);
+  }
+  return audience ? encodeAudience(audience) : null;
+}
+
+/**
+ * A record's past events take its current audience (a dashboard turned
+ * private or shared again), in the caller's transaction: one statement over
+ * the outbox_aggregate index.
+ */
+export async function rewriteAudience(repo: Repo, teamId: string, aggregateType: string, aggregateId: string, audience: string | null): Promise<void> {
+  await repo.db.updateTable('outbox').set({ audience })
+    .where('aggregate_id', '=', aggregateId).where('team_id', '=', teamId).where('aggregate_type', '=', aggregateType)
+    .execute();
 }
 
 export interface ActivityScope {
@@ -20,6 +67,12 @@ export interface ActivityScope {
   readableTypes: readonly string[];
   /** Of those, personal resources: shown only when the caller wrote the event. */
   ownTypes: readonly string[];
+  /**
+   * Of those, owner-read resources whose widening permission the caller's
+   * role holds now (time entries with viewTimeReports): shown whatever the
+   * stored audience (which names the owner alone).
+   */
+  widenedTypes: readonly string[];
   /** Projects the caller may open ('all': every one); events of other projects are not shown. */
   projects: readonly string[] | 'all';
 }
@@ -37,12 +90,16 @@ export interface ActivityFilters {
 
 const OPS = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
-function where(repo: Repo, s: ActivityScope, f: ActivityFilters, eb: ExpressionBuilder<any, any>): Expression<SqlBool> {
-  const d = repo.dialect;
-  const parts: Expression<SqlBool>[] = [eb('team_id', '=', s.teamId), eb('aggregate_type', 'in', [...s.readableTypes])];
+/** The columns the feed reads and judges rows by. */
+const COLUMNS = ['id', 'created_at', 'body', 'type', 'aggregate_type', 'aggregate_id', 'project_id', 'audience', 'member_id'] as const;
+
+/** Who may see a row, and the filters the index does not serve. */
+function visible(s: ActivityScope, f: ActivityFilters, eb: ExpressionBuilder<any, any>): Expression<SqlBool> {
+  const parts: Expression<SqlBool>[] = [eb('aggregate_type', 'in', [...s.readableTypes])];
   parts.push(eb.or([
     eb('audience', 'is', null),
     sql<SqlBool>`${eb.ref('audience')} like ${`%,${escapeLike(s.memberId)},%`} escape '\\'`,
+    ...(s.widenedTypes.length ? [eb('aggregate_type', 'in', [...s.widenedTypes])] : []),
   ]));
   if (s.ownTypes.length) parts.push(eb.or([eb('aggregate_type', 'not in', [...s.ownTypes]), eb('member_id', '=', s.memberId)]));
   if (s.projects !== 'all') {
@@ -54,10 +111,23 @@ function where(repo: Repo, s: ActivityScope, f: ActivityFilters, eb: ExpressionB
   if (f.projectId) parts.push(eb('project_id', 'in', [...f.projectId]));
   if (f.projectNull !== undefined) parts.push(eb('project_id', f.projectNull ? 'is' : 'is not', null));
   if (f.triggeredById) parts.push(eb('member_id', 'in', [...f.triggeredById]));
-  for (const [op, v] of Object.entries(f.createdAt ?? {})) {
-    parts.push(eb('created_at', OPS[op as keyof typeof OPS], d.encode('timestamp', v)));
-  }
   return eb.and(parts);
+}
+
+/**
+ * The rows a statement examines: at most `budget` of the workspace's events,
+ * newest first, strictly after `after` and within the createdAt range (all
+ * served by the (team_id, created_at, id) index).
+ */
+function examined(repo: Repo, teamId: string, f: ActivityFilters, after: readonly [number, string] | undefined, budget: number) {
+  const d = repo.dialect;
+  let q = repo.db.selectFrom('outbox').select([...COLUMNS]).where('team_id', '=', teamId);
+  for (const [op, v] of Object.entries(f.createdAt ?? {})) q = q.where('created_at', OPS[op as keyof typeof OPS], d.encode('timestamp', v));
+  if (after) {
+    const t = d.encode('timestamp', after[0]);
+    q = q.where((eb) => eb.or([eb('created_at', '<', t), eb.and([eb('created_at', '=', t), eb('id', '<', after[1])])]));
+  }
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(budget);
 }
 
 export interface ActivityRow {
@@ -67,26 +137,55 @@ export interface ActivityRow {
   envelope: Record<string, unknown>;
 }
 
-/** At most `take` events, newest first (created_at, then id, descending), strictly after the boundary `after` = [createdAt ms, id]. */
-export async function activityPage(
-  repo: Repo, s: ActivityScope, f: ActivityFilters, after: readonly [number, string] | undefined, take: number,
-): Promise<ActivityRow[]> {
-  const d = repo.dialect;
-  let q = repo.db.selectFrom('outbox').select(['id', 'created_at', 'body']).where((eb) => where(repo, s, f, eb));
-  if (after) {
-    const t = d.encode('timestamp', after[0]);
-    q = q.where((eb) => eb.or([eb('created_at', '<', t), eb.and([eb('created_at', '=', t), eb('id', '<', after[1])])]));
-  }
-  const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).execute();
-  return rows.map((r) => ({
-    id: r.id as string,
-    createdAt: d.decode('timestamp', r.created_at) as number,
-    envelope: d.decode('json', r.body) as Record<string, unknown>,
-  }));
+export interface ActivityPage {
+  /** At most `take` events the caller may see, newest first. */
+  rows: ActivityRow[];
+  /** The last row examined when the budget ran out (more events may follow it); undefined when the feed ends within it. */
+  budgetEnd?: { id: string; createdAt: number };
 }
 
-/** How many events the feed holds for these filters (the page's `total`). */
-export async function countActivity(repo: Repo, s: ActivityScope, f: ActivityFilters): Promise<number> {
-  const row = await repo.db.selectFrom('outbox').select((eb) => eb.fn.countAll().as('n')).where((eb) => where(repo, s, f, eb)).executeTakeFirstOrThrow();
-  return Number(row.n);
+/**
+ * At most `take` events, newest first (created_at, then id, descending),
+ * strictly after the boundary `after` = [createdAt ms, id], found among at
+ * most `budget` rows. One statement: the examined window (a CTE), the rows
+ * of it the caller may see, and the window's last row if the window is full.
+ */
+export async function activityPage(
+  repo: Repo, s: ActivityScope, f: ActivityFilters, after: readonly [number, string] | undefined, take: number, budget = ACTIVITY_SCAN_BUDGET,
+): Promise<ActivityPage> {
+  const d = repo.dialect;
+  const db = repo.db.with('w', () => examined(repo, s.teamId, f, after, budget));
+  const shown = db.selectFrom((qb: any) => qb.selectFrom('w')
+    .select(['id', 'created_at', 'body', sql<number>`1`.as('shown')])
+    .where((eb: ExpressionBuilder<any, any>) => visible(s, f, eb))
+    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).as('a')).selectAll();
+  const end = repo.db.selectFrom((qb: any) => qb.selectFrom('w')
+    .select(['id', 'created_at', sql<null>`cast(null as ${sql.raw(d.ddl.json)})`.as('body'), sql<number>`0`.as('shown')])
+    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).offset(budget - 1).as('b')).selectAll();
+  const found = await shown.unionAll(end as any).execute();
+  const out: ActivityPage = { rows: [] };
+  for (const r of found as any[]) {
+    const createdAt = d.decode('timestamp', r.created_at) as number;
+    if (Number(r.shown) === 1) out.rows.push({ id: r.id as string, createdAt, envelope: d.decode('json', r.body) as Record<string, unknown> });
+    else out.budgetEnd = { id: r.id as string, createdAt };
+  }
+  out.rows.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  return out;
+}
+
+/**
+ * How many events the feed holds for these filters (the page's `total`),
+ * counted among at most `budget` + 1 of the workspace's newest events in the
+ * createdAt range: `capped` when there were more (then `n` is a lower bound).
+ */
+export async function countActivity(repo: Repo, s: ActivityScope, f: ActivityFilters, budget = ACTIVITY_COUNT_BUDGET): Promise<{ n: number; capped: boolean }> {
+  const row = await repo.db.with('w', () => examined(repo, s.teamId, f, undefined, budget + 1))
+    .selectFrom('w')
+    .select((eb: ExpressionBuilder<any, any>) => [
+      eb.fn.countAll().as('seen'),
+      sql<number>`coalesce(sum(case when ${visible(s, f, eb)} then 1 else 0 end), 0)`.as('n'),
+    ])
+    .executeTakeFirstOrThrow();
+  const seen = Number(row.seen);
+  return { n: Number(row.n), capped: seen > budget };
 }
