@@ -3,6 +3,9 @@ import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseC
 import type { DialectSupport, JsonColumn, SqlStore } from '@pmapi/core/sql';
 import { migrate } from '@pmapi/core/sql';
 import type { StorageKind } from '@pmapi/core';
+import { sqliteRateLimitStore } from './rate-limits';
+
+export { sqliteRateLimitStore } from './rate-limits';
 
 /** SQLite writers must take the write lock up front: BEGIN IMMEDIATE (kysely issues a plain BEGIN). */
 class ImmediateSqliteDriver extends SqliteDriver {
@@ -134,6 +137,12 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Called with the SQL of every query executed (diagnostics, query-count tests). */
   onQuery?: (sql: string, durationMs: number) => void;
+  /**
+   * Where the shared rate-limit counters live (`createRateLimiter({ store: 'database' })`):
+   * default `<filename>-limits` beside the database, or the process's memory for `:memory:`.
+   * Every process sharing the database must use the same file.
+   */
+  rateLimitFile?: string;
 }
 
 /**
@@ -160,10 +169,15 @@ export async function openSqliteStore(o: SqliteStoreOptions = {}): Promise<SqlSt
     ...(onQuery ? { log: (e) => { if (e.level === 'query') onQuery(e.query.sql, e.queryDurationMillis); } } : {}),
   });
   await migrate(db, sqliteDialectSupport);
+  let limits: ReturnType<typeof sqliteRateLimitStore> | undefined;
   return {
     db,
     dialect: sqliteDialectSupport,
     transaction: (fn) => db.transaction().execute(fn),
-    close: () => db.destroy(),
+    rateLimitStore: () => (limits ??= sqliteRateLimitStore(o.rateLimitFile ?? (filename === ':memory:' ? ':memory:' : `${filename}-limits`), o.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: o.busyTimeoutMs })),
+    close: async () => {
+      limits?.close();
+      await db.destroy();
+    },
   };
 }

@@ -6,7 +6,7 @@ import type { Engine, OpResult } from '../services/engine';
 import type { PendingEvent, Principal, WriteContext as WriteContextT } from '../services/context';
 import { authenticate, bearerOf, type PermissionResolver } from '../auth/tokens';
 import type { RateLimiter } from '../limits/index';
-import { matchRoute, type CustomRoute, type ExtraPermissions } from './routes';
+import { compileRoutes, type CustomRoute, type ExtraPermissions } from './routes';
 import { grants, type ScopeAction } from '../auth/scopes';
 import { checkKey, fingerprintOf, once } from '../services/idempotency';
 import type { HttpRequest, HttpResponse } from './types';
@@ -137,6 +137,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
   const { registry } = engine.config;
   const store = engine.store;
   const prefix = o.basePath.replace(/\/$/, '');
+  const matchCustom = compileRoutes(o.routes);
 
   function problem(err: ProblemError, instance: string, requestId: string, extraHeaders: Record<string, string> = {}): HttpResponse {
     return {
@@ -233,43 +234,34 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
 
   /** Match and run a custom route; undefined when none has this path. */
   async function customRoute(req: HttpRequest, method: string, segs: string[], principal: Principal, query: URLSearchParams): Promise<OpResult | undefined> {
-    let pathMatched = false;
-    for (const r of o.routes) {
-      const params = matchRoute(r, method, segs);
-      if (!params) {
-        if (matchRoute({ ...r, method: method as CustomRoute['method'] }, method, segs)) pathMatched = true;
-        continue;
-      }
-      authorize(principal, r.scope.resource, r.scope.action, r.permissions, r.ownRecords);
-      const check = (body: unknown) => {
-        if (r.noBody) assertNoBody(body);
-        for (const id of Object.values(params)) if (!isId(id)) throw notFound(r.subject ?? 'record', id);
-      };
-      const run = (ctx: WriteContextT, body: unknown, prepared?: unknown) => {
-        check(body);
-        return r.run(ctx, { params, query, body, prepared, engine });
-      };
-      if (!r.write) return run(engine.writeContext(principal, store.db, []), r.noBody ? parseBody(req) : undefined);
-      if (!r.prepare) return runWrite(req, principal, run);
-      const body = parseBody(req);
+    const m = matchCustom(method, segs);
+    if (!m) return undefined;
+    if ('allowed' in m) throw new ProblemError('method_not_allowed', `${method} is not allowed here`, { allowed: m.allowed }, { allow: m.allowed.join(', ') });
+    const { route: r, params } = m;
+    authorize(principal, r.scope.resource, r.scope.action, r.permissions, r.ownRecords);
+    const check = (body: unknown) => {
+      if (r.noBody) assertNoBody(body);
+      for (const id of Object.values(params)) if (!isId(id)) throw notFound(r.subject ?? 'record', id);
+    };
+    const run = (ctx: WriteContextT, body: unknown, prepared?: unknown) => {
       check(body);
-      const readCtx = engine.readContext(principal);
-      const prepared = await r.prepare(readCtx, { params, query, body });
-      let out: OpResult;
-      try {
-        out = await runWrite(req, principal, (ctx, b) => run(ctx, b, prepared));
-      } catch (err) {
-        await r.discard?.(readCtx, prepared).catch(() => undefined);
-        throw err;
-      }
-      if (out.headers?.['idempotency-replayed']) await r.discard?.(readCtx, prepared).catch(() => undefined);
-      return out;
+      return r.run(ctx, { params, query, body, prepared, engine });
+    };
+    if (!r.write) return run(engine.writeContext(principal, store.db, []), r.noBody ? parseBody(req) : undefined);
+    if (!r.prepare) return runWrite(req, principal, run);
+    const body = parseBody(req);
+    check(body);
+    const readCtx = engine.readContext(principal);
+    const prepared = await r.prepare(readCtx, { params, query, body });
+    let out: OpResult;
+    try {
+      out = await runWrite(req, principal, (ctx, b) => run(ctx, b, prepared));
+    } catch (err) {
+      await r.discard?.(readCtx, prepared).catch(() => undefined);
+      throw err;
     }
-    if (pathMatched) {
-      const allowed = o.routes.filter((r) => matchRoute({ ...r, method: method as CustomRoute['method'] }, method, segs)).map((r) => r.method);
-      throw new ProblemError('method_not_allowed', `${method} is not allowed here`, { allowed }, { allow: allowed.join(', ') });
-    }
-    return undefined;
+    if (out.headers?.['idempotency-replayed']) await r.discard?.(readCtx, prepared).catch(() => undefined);
+    return out;
   }
 
   async function write(req: HttpRequest, res: Resource, op: Op, principal: Principal, view: ReadPlan): Promise<OpResult> {

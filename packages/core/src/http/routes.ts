@@ -72,7 +72,10 @@ export interface RouteInfo {
 
 /** Match a custom route's pattern against path segments. */
 export function matchRoute(route: CustomRoute, method: string, segs: string[]): Record<string, string> | undefined {
-  const parts = route.path.split('/');
+  return method === route.method ? matchPath(route.path.split('/'), segs) : undefined;
+}
+
+function matchPath(parts: readonly string[], segs: readonly string[]): Record<string, string> | undefined {
   if (parts.length !== segs.length) return undefined;
   const params: Record<string, string> = {};
   for (let i = 0; i < parts.length; i++) {
@@ -80,7 +83,51 @@ export function matchRoute(route: CustomRoute, method: string, segs: string[]): 
     if (p.startsWith('{') && p.endsWith('}')) params[p.slice(1, -1)] = segs[i]!;
     else if (p !== segs[i]) return undefined;
   }
-  return method === route.method ? params : undefined;
+  return params;
+}
+
+/** What the custom routes say of a request's method and path segments. */
+export type RouteMatch =
+  | { route: CustomRoute; params: Record<string, string> }
+  /** The path is a custom route's, but not with this method. */
+  | { allowed: string[] }
+  | undefined;
+
+/**
+ * The custom routes compiled once: patterns split ahead of time and grouped by
+ * segment count and first segment, so a request compares itself with the few
+ * routes that could match instead of every route. Declaration order still
+ * decides between routes that both match.
+ */
+export function compileRoutes(routes: readonly CustomRoute[]): (method: string, segs: readonly string[]) => RouteMatch {
+  type Compiled = { route: CustomRoute; parts: string[] };
+  const byHead = new Map<string, Compiled[]>();
+  const wildHead: Compiled[] = [];
+  routes.forEach((route) => {
+    const parts = route.path.split('/');
+    const head = parts[0]!;
+    const c = { route, parts };
+    if (head.startsWith('{')) wildHead.push(c);
+    else {
+      const key = `${parts.length}/${head}`;
+      const list = byHead.get(key);
+      if (list) list.push(c);
+      else byHead.set(key, [c]);
+    }
+  });
+  const order = new Map(routes.map((r, i) => [r, i]));
+  return (method, segs) => {
+    const named = byHead.get(`${segs.length}/${segs[0]}`);
+    const candidates = wildHead.length === 0 ? named ?? [] : [...(named ?? []), ...wildHead].sort((a, b) => order.get(a.route)! - order.get(b.route)!);
+    let allowed: string[] | undefined;
+    for (const c of candidates) {
+      const params = matchPath(c.parts, segs);
+      if (!params) continue;
+      if (c.route.method === method) return { route: c.route, params };
+      (allowed ??= []).push(c.route.method);
+    }
+    return allowed ? { allowed } : undefined;
+  };
 }
 
 /** Permissions a standard operation needs beyond its scope, by resource and action. */

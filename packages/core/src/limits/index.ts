@@ -67,7 +67,7 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
   let store: RateLimitStore;
   if (o.store === 'database') {
     if (!o.sqlStore) throw new Error("pmapi: createRateLimiter({ store: 'database' }) needs sqlStore");
-    store = sqlRateLimitStore(o.sqlStore);
+    store = o.sqlStore.rateLimitStore?.() ?? sqlRateLimitStore(o.sqlStore);
   } else if (o.store === undefined || o.store === 'memory') {
     store = memoryRateLimitStore();
   } else {

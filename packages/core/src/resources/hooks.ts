@@ -106,6 +106,11 @@ export interface WriteContext extends ReadContext {
    * concurrent delete waits for this transaction, then sees the reference).
    */
   mustGet(res: Resource | string, id: string, field?: string, opts?: { lock?: 'share' }): Promise<Rec>;
+  /**
+   * A record this transaction has just read another way (a search by project and order, say): later
+   * `mustGet`s of it answer it without a statement, except where a lock is asked for and the dialect has row locks.
+   */
+  remember(res: Resource | string, rec: Rec): void;
   /** The next stamp for `updatedAt`: strictly after `previous`. */
   stamp(previous?: number): number;
   /**

@@ -112,6 +112,7 @@ export const taskResource = defineResource({
       if (input.statusId === undefined) {
         const first = await firstActive(ctx, 'status', project);
         if (!first) throw new ProblemError('task_no_default_status', 'The project has no active status to put the task in');
+        ctx.remember('status', first);
         input.statusId = first.id;
       }
       await sameProject(ctx, project, input);

@@ -82,12 +82,17 @@ export class Engine {
         const memoKey = `${res.name}:${id}`;
         const lock = opts?.lock;
         const known = seen.get(memoKey);
-        if (known && (!lock || locked.has(memoKey))) return known;
+        // SQLite serialises writers (no row locks): a record already read in this transaction is as good as locked.
+        if (known && (!lock || locked.has(memoKey) || !dialect.capabilities.forUpdate)) return known;
         const rec = await base.repo.get(res, principal.teamId, id, lock ? { lock } : {});
         if (!rec) throw notFound(res.name, id, field);
         seen.set(memoKey, rec);
         if (lock) locked.add(memoKey);
         return rec;
+      },
+      remember: (r, rec) => {
+        const res = typeof r === 'string' ? base.registry.get(r) : r;
+        seen.set(`${res.name}:${rec.id as string}`, rec);
       },
       stamp: (previous) => {
         let t = base.now;

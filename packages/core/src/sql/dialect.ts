@@ -1,5 +1,6 @@
 import type { Kysely, RawBuilder, Expression } from 'kysely';
 import type { StorageKind } from './shape';
+import type { RateLimitStore } from '../limits/rules';
 
 /**
  * What an adapter supplies besides its Kysely instance: how values of each
@@ -96,5 +97,12 @@ export interface SqlStore {
   readonly dialect: DialectSupport;
   /** Run `fn` in one write transaction (SQLite: BEGIN IMMEDIATE). */
   transaction<T>(fn: (trx: Kysely<any>) => Promise<T>): Promise<T>;
+  /**
+   * Optional: where this store keeps shared rate-limit counters, if not in
+   * `rate_counters`/`rate_blocks` through `db` (createRateLimiter's
+   * `store: 'database'`). SQLite keeps them beside the database file, off the
+   * main write-ahead log; the store closes it with itself.
+   */
+  rateLimitStore?(): RateLimitStore;
   close(): Promise<void>;
 }

@@ -1,0 +1,125 @@
+import Database from 'better-sqlite3';
+import { rmSync } from 'node:fs';
+import { judge, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
+
+/**
+ * Shared rate-limit counters for SQLite (`createRateLimiter({ store: 'database' })`),
+ * kept in a file of their own beside the database (`<file>-limits`) rather
+ * than in its tables:
+ *
+ * - Counting is a write on every request, GETs included. In the main file each
+ *   would append to the write-ahead log the data lives in, queue behind the
+ *   write transaction in flight on the one connection, and bring checkpoints
+ *   (with their fsync) around ever more often. Here it is one prepared
+ *   statement on a connection of its own, whose file never syncs.
+ * - Every process opening the same database opens the same counters file, so
+ *   limits hold across processes as they do on Postgres; SQLite's file locks
+ *   make each statement atomic between them.
+ * - Like Postgres's unlogged tables, the counters may be lost to an operating
+ *   system crash (`synchronous = OFF`): a counters file that no longer reads
+ *   back is deleted and started afresh. Losing counters forgives requests;
+ *   it never refuses any.
+ *
+ * A `:memory:` database is this process's alone, and so are its counters.
+ * Semantics are those of the generic store (limits/sql.ts): one statement per
+ * admitted request, an atomic count in every bucket unless a key is blocked,
+ * refused requests count nowhere, a block is never shortened or extended.
+ */
+export function sqliteRateLimitStore(filename: string, o: { busyTimeoutMs?: number } = {}): RateLimitStore & { close(): void } {
+  const db = openCounters(filename, o.busyTimeoutMs ?? 5000);
+  const counting = new Map<number, Database.Statement>();
+  /** Count in every bucket unless one is blocked; each key's new count and its previous window's. */
+  const countStatement = (n: number): Database.Statement => {
+    let st = counting.get(n);
+    if (!st) {
+      const rows = Array.from({ length: n }, () => 'select ? as key, ? as ws').join(' union all ');
+      const keys = Array.from({ length: n }, () => '?').join(', ');
+      const prev = Array.from({ length: n }, () => 'when ? then ?').join(' ');
+      st = db.prepare(`insert into rate_counters (key, window_start, count)
+        select v.key, v.ws, 1 from (${rows}) as v
+        where not exists (select 1 from rate_blocks as b where b.key in (${keys}) and b.until > ?)
+        on conflict (key, window_start) do update set count = count + 1
+        returning key, count,
+          coalesce((select p.count from rate_counters as p where p.key = rate_counters.key and p.window_start = case rate_counters.key ${prev} end), 0) as previous`);
+      counting.set(n, st);
+    }
+    return st;
+  };
+  const activeBlock = (keys: readonly string[], now: number): number => {
+    const st = db.prepare(`select max(until) as until from rate_blocks where key in (${keys.map(() => '?').join(', ')}) and until > ?`);
+    return Number((st.get(...keys, now) as { until: number | null }).until ?? 0);
+  };
+  const forget = db.prepare('delete from rate_counters where key = ? and window_start < ?');
+  const takeBack = db.prepare('update rate_counters set count = count - 1 where key = ? and window_start = ?');
+  const block = db.prepare('insert into rate_blocks (key, until) values (?, ?) on conflict (key) do update set until = excluded.until where rate_blocks.until <= ?');
+  const sweepCounters = db.prepare('delete from rate_counters where window_start < ?');
+  const sweepBlocks = db.prepare('delete from rate_blocks where until <= ?');
+  const refuse = db.transaction((keys: ReadonlyArray<{ key: string; start: number }>, tripped: ReadonlyArray<{ key: string; until: number }>, now: number) => {
+    for (const k of keys) takeBack.run(k.key, k.start);
+    for (const t of tripped) block.run(t.key, t.until, now);
+    return activeBlock(tripped.map((t) => t.key), now - 1);
+  });
+
+  return {
+    async hit(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
+      if (buckets.length === 0) return { admitted: true, buckets: [] };
+      const sorted = [...buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+      const keys = sorted.map((b) => ({ key: b.key, ...windowOf(now, b.windowMs) }));
+      const params: unknown[] = [];
+      for (const k of keys) params.push(k.key, k.start);
+      for (const k of keys) params.push(k.key);
+      params.push(now);
+      for (const k of keys) params.push(k.key, k.prevStart);
+      const counted = countStatement(keys.length).all(...params) as Array<{ key: string; count: number; previous: number }>;
+      if (counted.length === 0) {
+        const until = activeBlock(sorted.map((b) => b.key), now);
+        return { admitted: false, retryAfterMs: Math.max(until - now, 1) };
+      }
+      const byKey = new Map(counted.map((c) => [c.key, c]));
+      for (const k of keys) if (byKey.get(k.key)?.count === 1) forget.run(k.key, k.prevStart);
+      const verdicts = sorted.map((b) => {
+        const c = byKey.get(b.key);
+        return { b, ...judge(b, c?.count ?? 1, c?.previous ?? 0, now) };
+      });
+      const tripped = verdicts.filter((v) => !v.admitted);
+      if (tripped.length === 0) {
+        const verdictOf = new Map(verdicts.map((v) => [v.b.key, v]));
+        return { admitted: true, buckets: buckets.map((b) => {
+          const { limit, remaining, resetMs } = verdictOf.get(b.key)!;
+          return { limit, remaining, resetMs };
+        }) };
+      }
+      const until = refuse.immediate(keys, tripped.map(({ b }) => ({ key: b.key, until: now + b.blockMs })), now);
+      return { admitted: false, retryAfterMs: until - now };
+    },
+    async sweep(now: number, keepMs: number): Promise<number> {
+      return Number(sweepCounters.run(now - keepMs).changes) + Number(sweepBlocks.run(now).changes);
+    },
+    close: () => db.close(),
+  };
+}
+
+const SCHEMA = `
+  create table if not exists rate_counters (key text not null, window_start integer not null, count integer not null, primary key (key, window_start)) without rowid;
+  create table if not exists rate_blocks (key text not null primary key, until integer not null) without rowid;`;
+
+function openCounters(filename: string, busyTimeoutMs: number): Database.Database {
+  const open = (): Database.Database => {
+    const db = new Database(filename);
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    if (filename !== ':memory:') db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = OFF');
+    db.exec(SCHEMA);
+    return db;
+  };
+  if (filename === ':memory:') return open();
+  try {
+    const db = open();
+    if ((db.pragma('quick_check', { simple: true }) as string) === 'ok') return db;
+    db.close();
+  } catch {
+    // Unreadable after a crash: counters are disposable.
+  }
+  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(filename + suffix, { force: true });
+  return open();
+}

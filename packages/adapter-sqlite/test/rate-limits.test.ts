@@ -1,0 +1,111 @@
+// The SQLite database rate limiter (createRateLimiter({ store: 'database' })): counters in a file of
+// their own beside the database, shared by every store opened on it (spec "Limits" → "v3 rate limits").
+import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPmapi, createRateLimiter, fakeClock, type Pmapi } from '@pmapi/core';
+import { openSqliteStore } from '@pmapi/adapter-sqlite';
+
+const MIN = 60_000;
+const dirs: string[] = [];
+const apis: Pmapi[] = [];
+afterEach(async () => {
+  for (const a of apis.splice(0)) await a.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir() {
+  const d = mkdtempSync(join(tmpdir(), 'pmapi-limits-'));
+  dirs.push(d);
+  return d;
+}
+
+/** Two APIs over one SQLite file (as two processes would be), each with its own database limiter. */
+async function twoOnOneFile(file: string, limits: Parameters<typeof createRateLimiter>[0]['limits'], rateLimitFile?: string) {
+  const clock = fakeClock(Date.UTC(2026, 10, 26, 12));
+  const open = async () => {
+    const store = await openSqliteStore({ filename: file, ...(rateLimitFile ? { rateLimitFile } : {}) });
+    const api = await createPmapi({ store, clock, rateLimiter: createRateLimiter({ store: 'database', sqlStore: store, limits }) });
+    apis.push(api);
+    return api;
+  };
+  const a = await open();
+  const b = await open();
+  const ws = await a.admin.createWorkspace({ name: 'Limits', owner: { name: 'Owner' } });
+  const { token } = await a.admin.issueToken(ws.ownerMemberId, { scopes: ['read', 'write', 'delete'] });
+  const get = (api: Pmapi) => api.handle({ method: 'GET', url: '/api/v3/members', headers: { authorization: `Bearer ${token}` } });
+  return { a, b, clock, get };
+}
+
+describe('SQLite database rate limiter', () => {
+  it('counts in one file shared by every store on the database: 5 admitted across two, the 6th refused in either (spec "Limits")', async () => {
+    const file = join(tempDir(), 'pm.db');
+    const { a, b, get } = await twoOnOneFile(file, { GET: [{ limit: 5, windowMs: MIN, keyBy: 'token' }] });
+    const statuses: number[] = [];
+    const remaining: string[] = [];
+    for (const api of [a, b, a, b, a]) {
+      const r = await get(api);
+      statuses.push(r.status);
+      remaining.push(r.headers['x-ratelimit-remaining']!);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    expect(remaining).toEqual(['4', '3', '2', '1', '0']);
+    expect((await get(b)).status).toBe(429);
+    expect((await get(a)).status).toBe(429);
+    expect(existsSync(`${file}-limits`)).toBe(true);
+  });
+
+  it('a block started through one store holds in the other until it ends, and is not extended by retries', async () => {
+    const file = join(tempDir(), 'pm.db');
+    const { a, b, clock, get } = await twoOnOneFile(file, { GET: [{ limit: 1, windowMs: MIN, keyBy: 'token', blockMs: 5 * MIN }] });
+    expect((await get(a)).status).toBe(200);
+    const tripped = await get(a);
+    expect(tripped.status).toBe(429);
+    expect(tripped.headers['retry-after']).toBe('300');
+    clock.advance(2 * MIN);
+    const other = await get(b);
+    expect(other.status).toBe(429);
+    expect(other.headers['retry-after']).toBe('180');
+    clock.advance(3 * MIN);
+    expect((await get(b)).status).toBe(200);
+  });
+
+  it('keeps the counters out of the database file: its rate_counters table stays empty', async () => {
+    const file = join(tempDir(), 'pm.db');
+    const { a, get } = await twoOnOneFile(file, { GET: [{ limit: 5, windowMs: MIN, keyBy: 'token' }] });
+    await get(a);
+    const n = await a.store.db.selectFrom('rate_counters').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    expect(Number(n.n)).toBe(0);
+  });
+
+  it('rateLimitFile puts the counters where the embedding application says', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'pm.db');
+    const counters = join(dir, 'elsewhere.limits');
+    const { a, b, get } = await twoOnOneFile(file, { GET: [{ limit: 2, windowMs: MIN, keyBy: 'token' }] }, counters);
+    expect((await get(a)).status).toBe(200);
+    expect((await get(b)).status).toBe(200);
+    expect((await get(a)).status).toBe(429);
+    expect(existsSync(counters)).toBe(true);
+    expect(existsSync(`${file}-limits`)).toBe(false);
+  });
+
+  it('a counters file that no longer reads back (an operating-system crash) is started afresh: requests are forgiven, never refused', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'pm.db');
+    writeFileSync(`${file}-limits`, Buffer.alloc(8192, 0x5a));
+    const { a, get } = await twoOnOneFile(file, { GET: [{ limit: 2, windowMs: MIN, keyBy: 'token' }] });
+    expect((await get(a)).headers['x-ratelimit-remaining']).toBe('1');
+  });
+
+  it('api.jobs.purge() forgets counters and blocks that can no longer count', async () => {
+    const file = join(tempDir(), 'pm.db');
+    const { a, clock, get } = await twoOnOneFile(file, { GET: [{ limit: 1, windowMs: MIN, keyBy: 'token' }] });
+    await get(a);
+    await get(a);
+    clock.advance(60 * MIN);
+    expect((await a.jobs.purge()).rateLimits).toBeGreaterThan(0);
+    expect((await a.jobs.purge()).rateLimits).toBe(0);
+  });
+});
