@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPmapi, createRateLimiter, fakeClock, type Pmapi } from '@pmapi/core';
+import { createPmapi, createRateLimiter, fakeClock, type Pmapi, type RateLimiterOptions } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 
 const MIN = 60_000;
@@ -22,7 +22,7 @@ function tempDir() {
 }
 
 /** Two APIs over one SQLite file (as two processes would be), each with its own database limiter. */
-async function twoOnOneFile(file: string, limits: Parameters<typeof createRateLimiter>[0]['limits'], rateLimitFile?: string) {
+async function twoOnOneFile(file: string, limits: RateLimiterOptions['limits'], rateLimitFile?: string) {
   const clock = fakeClock(Date.UTC(2026, 10, 26, 12));
   const open = async () => {
     const store = await openSqliteStore({ filename: file, ...(rateLimitFile ? { rateLimitFile } : {}) });

@@ -24,6 +24,7 @@ import { foldersHandoffsPresence } from './0021-folders-handoffs-presence';
 import { membersAndAgents } from './0022-members-and-agents';
 import { projectFolderNames } from './0023-project-folder-names';
 import { activityAudience } from './0024-activity-audience';
+import { linkOrderIndex } from './0025-link-order-index';
 
 export { tableOf, createTable, type Cols } from './table';
 export { backfillDiscussionChats } from './0019-discussion-chats';
@@ -65,6 +66,7 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0022_members_and_agents': membersAndAgents(d),
     '0023_project_folder_names': projectFolderNames(d),
     '0024_activity_audience': activityAudience(d),
+    '0025_link_order_index': linkOrderIndex(),
   };
 }
 
