@@ -21,6 +21,10 @@ export {
   type RateLimiter, type RateLimiterOptions, type RateLimitRule, type RateLimitTable, type RateLimitMethod, type RateLimitStore,
   type BucketHit, type BucketState, type HitOutcome,
 } from './limits/index';
+export {
+  createLegacyRateLimiter, legacyBucketOf, LEGACY_RATE_LIMITS,
+  type LegacyRateLimiter, type LegacyRateLimiterOptions, type LegacyRateLimitRule, type LegacyRateLimitTable, type LegacyRateLimitBucket,
+} from './limits/legacy';
 export * from './webhooks/index';
 export * from './oauth/index';
 export * from './files/ports';

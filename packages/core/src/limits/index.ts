@@ -75,7 +75,8 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
   }
   const blockOf = (r: RateLimitRule): number =>
     r.blockMs ?? (typeof o.blockMs === 'function' ? o.blockMs(r) : o.blockMs ?? DEFAULT_BLOCK_FACTOR * r.windowMs);
-  const longestWindow = Math.max(60_000, ...Object.values(table).flatMap((rules) => (rules ?? []).map((r) => r.windowMs)));
+  // At least an hour: the store may be shared with the API-host token endpoint's hourly bucket (api.ts).
+  const longestWindow = Math.max(60 * 60_000, ...Object.values(table).flatMap((rules) => (rules ?? []).map((r) => r.windowMs)));
 
   return {
     async check({ tokenId, method, clientIp, now }): Promise<Record<string, string>> {
