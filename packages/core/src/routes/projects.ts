@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CustomRoute } from '../http/routes';
 import type { WriteContext } from '../services/context';
-import type { OpResult } from '../services/engine';
+import { membershipEvents, type OpResult } from '../services/engine';
 import { notFound, ProblemError } from '../errors/problem';
 import { audienceOf, stampChange } from '../services/records';
 import { parseOperationBody } from '../services/body';
@@ -18,7 +18,7 @@ import type { Rec } from '../resources/define-resource';
  * and, when it changed something, emits its operation event carrying that
  * answer under `project`; a call that changes nothing answers the project as
  * it is and emits nothing. Roster changes also emit the roster's membership
- * events (project.members.added / .removed), as the members sub-routes do,
+ * events (project.members.added / .removed, the engine's membershipEvents), as the members sub-routes do,
  * and the discussion chat follows the roster (chat-rooms.ts syncDiscussion).
  */
 
@@ -35,18 +35,6 @@ async function openProject(ctx: WriteContext, id: string): Promise<Rec> {
   if (!p) throw notFound('project', id);
   await ctx.access.assertRecord(res, p);
   return p;
-}
-
-/** A roster change's membership events, one per member (the shape the engine gives the members sub-routes). */
-async function rosterEvents(ctx: WriteContext, project: Rec, ids: readonly string[], change: 'added' | 'removed'): Promise<void> {
-  const res = ctx.registry.get('project');
-  const audience = await audienceOf(ctx, res, project);
-  for (const relatedId of ids) {
-    ctx.emit({
-      type: `project.members.${change}`, aggregateType: 'project', aggregateId: project.id, projectId: project.id,
-      payload: { parentId: project.id, relatedId, relation: 'members' }, ...(audience ? { audience } : {}),
-    });
-  }
 }
 
 /** Answer the project; when it changed, emit the operation event with that answer (plus `extra` beside it). */
@@ -72,7 +60,7 @@ async function addMember(ctx: WriteContext, id: string, raw: unknown): Promise<O
   const added = await ctx.repo.addLinks(PROJECT_MEMBERS, ctx.teamId, project.id, [memberId], ctx.now);
   if (added.length === 0) return answer(ctx, project, undefined);
   const after = await stampChange(ctx, ctx.registry.get('project'), project, {});
-  await rosterEvents(ctx, after, added, 'added');
+  await membershipEvents(ctx, ctx.registry.get('project'), after, 'members', added, 'added');
   await syncDiscussion(ctx, after, added, []);
   return answer(ctx, after, 'addMember', { memberId });
 }
@@ -95,7 +83,7 @@ async function removeMember(ctx: WriteContext, id: string, raw: unknown): Promis
   const removed = await ctx.repo.removeLinks(PROJECT_MEMBERS, project.id, [memberId]);
   if (removed.length === 0) return answer(ctx, project, undefined);
   const after = await stampChange(ctx, ctx.registry.get('project'), project, {});
-  await rosterEvents(ctx, after, removed, 'removed');
+  await membershipEvents(ctx, ctx.registry.get('project'), after, 'members', removed, 'removed');
   await syncDiscussion(ctx, after, [], removed);
   return answer(ctx, after, 'removeMember', { memberId });
 }
@@ -125,7 +113,7 @@ async function transfer(ctx: WriteContext, id: string, raw: unknown): Promise<Op
   const after = await stampChange(ctx, res, project, { ownerId });
   // Both stay on the project: the new owner and the previous one are on the roster.
   const added = await ctx.repo.addLinks(PROJECT_MEMBERS, ctx.teamId, project.id, previous ? [ownerId, previous] : [ownerId], ctx.now);
-  await rosterEvents(ctx, after, added, 'added');
+  await membershipEvents(ctx, ctx.registry.get('project'), after, 'members', added, 'added');
   const chatId = after.discussionChatId;
   if (typeof chatId === 'string') {
     await ctx.repo.addLinks(CHAT_MEMBERS, ctx.teamId, chatId, [ownerId], ctx.now);

@@ -214,18 +214,7 @@ export class Engine {
   }
 
   private async membershipEvents(ctx: WriteContext, res: Resource, rec: Rec, relation: string, ids: string[], change: 'added' | 'removed') {
-    if (!res.events || ids.length === 0) return;
-    const who = await audienceOf(ctx, res, rec);
-    for (const relatedId of ids) {
-      ctx.emit({
-        type: `${res.name}.${relation}.${change}`,
-        aggregateType: res.name,
-        aggregateId: rec.id,
-        projectId: res.projectIdOf(rec),
-        payload: { parentId: rec.id, relatedId, relation },
-        ...(who ? { audience: who } : {}),
-      });
-    }
+    await membershipEvents(ctx, res, rec, relation, ids, change);
   }
 
   /**
@@ -618,3 +607,23 @@ function fieldOfRelation(res: Resource, relation: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The membership events of a relation change (`{resource}.{relation}.added` /
+ * `.removed`, one per id, payload `{parentId, relatedId, relation}`), as the
+ * standard operations emit them; for hooks and operations that change a set
+ * themselves (a handoff's task assignees, a project operation's roster).
+ */
+export async function membershipEvents(ctx: WriteContext, res: Resource, rec: Rec, relation: string, ids: readonly string[], change: 'added' | 'removed'): Promise<void> {
+  if (!res.events || ids.length === 0) return;
+  const who = await audienceOf(ctx, res, rec);
+  for (const relatedId of ids) {
+    ctx.emit({
+      type: `${res.name}.${relation}.${change}`,
+      aggregateType: res.name,
+      aggregateId: rec.id,
+      projectId: res.projectIdOf(rec),
+      payload: { parentId: rec.id, relatedId, relation },
+      ...(who ? { audience: who } : {}),
+    });
+  }
+}

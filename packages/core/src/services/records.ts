@@ -224,6 +224,17 @@ function projectOpeners(ctx: WriteContext, projectId: string): Promise<(m: Reade
 }
 
 /**
+ * May this member (any member, not only the caller) open the project? The
+ * rule of {@link projectOpeners}, for one member read with their role: a
+ * handoff's recipient must be able to open the task's project.
+ */
+export async function memberOpensProject(ctx: WriteContext, member: Rec, projectId: string): Promise<boolean> {
+  const role = typeof member.roleId === 'string' ? await ctx.repo.get(ctx.registry.get('role'), ctx.teamId, member.roleId) : undefined;
+  const reader: Reader = { id: member.id, role: String(member.role), permissions: new Set(role ? effectivePermissions(ctx.registry, role) : []) };
+  return (await projectOpeners(ctx, projectId))(reader);
+}
+
+/**
  * The owner of an `ownerRead` row and the active members whose role holds
  * the permission that widens reads to it; of a row of a project, only those
  * of them who may open the project (as reading the row needs).
