@@ -15,7 +15,9 @@ import { insertUser, insertUserIfAbsent, isMemberErased, membershipsOfUser, revo
 import { tombstoneMemberActor } from '../sql/queries/actors';
 import { announce } from '../services/records';
 import type { Engine } from '../services/engine';
-import type { PendingEvent, Principal } from '../services/context';
+import type { PendingEvent, Principal, WriteContext } from '../services/context';
+import { releaseMember } from '../resources/people.resource';
+import { scrubPresenceEvents } from '../sql/queries/presence';
 import { roleIdByName } from '../sql/queries/roles';
 import { revokeToken } from '../sql/queries/tokens';
 
@@ -124,17 +126,33 @@ export class Admin {
    * system (spec "Events": admin changes are no v3 caller's).
    */
   private async announceMember(trx: Kysely<any>, teamId: string, memberId: string, action: 'created' | 'updated'): Promise<void> {
+    await this.asSystem(trx, teamId, async (ctx) => {
+      const res = this.registry.get('member');
+      const rec = await ctx.repo.get(res, teamId, memberId, { includeTrashed: true });
+      if (rec) await announce(ctx, res, rec, action);
+    });
+  }
+
+  /** Run `fn` with a write context of the system (no member) in `trx`, then write its events (`triggeredBy: {source: "system"}`). */
+  private async asSystem(trx: Kysely<any>, teamId: string, fn: (ctx: WriteContext) => Promise<void>): Promise<void> {
     if (!this.engine) return;
     const principal: Principal = {
       teamId, memberId: '', userId: '', memberName: 'system', role: 'system', roleId: '', permissions: new Set(), tokenId: '', scopes: new Set(), actorId: null,
     };
     const events: PendingEvent[] = [];
     const ctx = this.engine.writeContext(principal, trx, events);
-    const res = this.registry.get('member');
-    const rec = await ctx.repo.get(res, teamId, memberId, { includeTrashed: true });
-    if (!rec) return;
-    await announce(ctx, res, rec, action);
+    await fn(ctx);
     await this.engine.flushEvents(trx, principal, events, ctx.now);
+  }
+
+  /**
+   * A membership that can no longer act (deactivated or erased): its presence
+   * status goes and its pending handoffs are settled (docs/not-shown.md
+   * "Members management"), then `member.updated`. The membership row was
+   * just changed in this transaction, so it is locked.
+   */
+  private async release(trx: Kysely<any>, teamId: string, memberId: string): Promise<void> {
+    await this.asSystem(trx, teamId, (ctx) => releaseMember(ctx, memberId));
   }
 
   /**
@@ -183,7 +201,9 @@ export class Admin {
    * "Deleted user", `memberId` null), their membership keeps its id but loses
    * its name and e-mail and becomes inactive, and their tokens are revoked.
    * Records pointing at the actor or the membership keep their ids; each
-   * membership emits `member.updated`. docs/not-shown.md "Members management".
+   * membership emits `member.updated`. Their presence status is deleted and
+   * its earlier events lose its text and emoji; their pending handoffs are
+   * settled (declined / withdrawn). docs/not-shown.md "Members management".
    */
   async erasePerson(userId: string): Promise<{ memberIds: string[]; actorIds: string[] }> {
     return this.store.transaction(async (trx) => {
@@ -197,23 +217,32 @@ export class Admin {
         if (actorId) actorIds.push(actorId);
         await scrubMember(trx, this.d, m.id, ERASED_NAME, now);
         await revokeMemberTokens(trx, this.d, m.id, now);
+        await this.release(trx, m.teamId, m.id);
         await this.announceMember(trx, m.teamId, m.id, 'updated');
-        // Earlier member.* events (the activity feed, undelivered webhooks) lose the person's name and e-mail too.
+        // Earlier member.* events (the activity feed, undelivered webhooks) lose the person's name and e-mail too,
+        // and earlier presenceStatus.* events (the removal just written included) what they wrote in their status.
         await scrubMemberEvents(trx, this.d, m.id, ERASED_NAME);
+        await scrubPresenceEvents(trx, this.d, m.teamId, m.id);
       }
       await scrubUser(trx, userId, ERASED_NAME);
       return { memberIds: memberships.map((m) => m.id), actorIds };
     });
   }
 
-  /** Deactivate (or reactivate) a member; their tokens then answer 401 token_owner_inactive. */
+  /**
+   * Deactivate (or reactivate) a member; their tokens then answer 401
+   * token_owner_inactive. Deactivating also deletes their presence status and
+   * settles their pending handoffs, as `PATCH /members/{id} {active: false}` does.
+   */
   async setMemberActive(memberId: string, active: boolean): Promise<void> {
     await this.store.transaction(async (trx) => {
       // Erasure is not undoable: an erased membership stays inactive.
       if (active && (await isMemberErased(trx, memberId))) throw new Error(`pmapi admin: member ${memberId} was erased and cannot be reactivated`);
       await setMemberActive(trx, this.d, memberId, active, this.clock.now());
       const teamId = await teamOfMember(trx, memberId);
-      if (teamId !== undefined) await this.announceMember(trx, teamId, memberId, 'updated');
+      if (teamId === undefined) return;
+      if (!active) await this.release(trx, teamId, memberId);
+      await this.announceMember(trx, teamId, memberId, 'updated');
     });
   }
 

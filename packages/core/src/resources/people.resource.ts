@@ -1,7 +1,7 @@
 import { defineResource, RANGE } from './define-resource';
 import { z } from 'zod';
 import { f } from './fields';
-import type { Rec } from './define-resource';
+import type { Rec, Resource } from './define-resource';
 import type { WriteContext } from './hooks';
 import { ProblemError } from '../errors/problem';
 import { fieldError } from './rules';
@@ -9,6 +9,8 @@ import { requireHuman } from '../auth/identity';
 import { retireMember } from '../sql/queries/members';
 import { effectivePermissions, holds } from '../auth/roles';
 import { announce, destroyDependants } from '../services/records';
+import { settleHandoffsOf } from './task-handoff.resource';
+import { clearPresenceOf } from './presence-status.resource';
 
 /** GET /actors/{id}: who wrote a record (spec "Actor"). */
 export const actorResource = defineResource({
@@ -83,9 +85,13 @@ export const memberResource = defineResource({
         patch.role = String(role.name);
       }
     },
+    async afterUpdate(ctx, before, after) {
+      if (before.active === true && after.active === false) await releaseMember(ctx, after.id);
+    },
     async beforeDelete(ctx, current) {
       requireHuman(ctx.principal, 'manage members');
       await assertManageable(ctx, current, 'remove');
+      await releaseMember(ctx, current.id);
     },
     async beforeRestore(ctx, rec) {
       requireHuman(ctx.principal, 'manage members');
@@ -94,33 +100,58 @@ export const memberResource = defineResource({
     async beforeDestroy(ctx, rec) {
       // Purged 30 days after removal: its tokens die for good, an agent's actor loses its agentId (spec "Actor").
       await retireMember(ctx.repo, ctx.registry.get('actor').table, { id: rec.id, type: rec.type, now: ctx.now });
-      await destroyPersonalRows(ctx, rec.id);
+      await releaseMember(ctx, rec.id);
+      await destroyPrivateRows(ctx, rec.id);
     },
   },
 });
 
 /**
- * A purged member's personal rows, which nobody else sees or can remove:
- * their favorites, favorite folders and presence status, each removed for
- * good with its `removed` event (favorites first, so no folder has any left
- * to unfile). docs/not-shown.md "Members management": Removing.
+ * A member who can no longer act (deactivated, removed, erased, purged):
+ * their presence status is cleared and their pending handoffs settled
+ * (offered to them: declined; sent by them: withdrawn). Called with the
+ * member's row locked (every path has just changed or is destroying it).
+ * docs/not-shown.md "Members management".
  */
-const PERSONAL_ROWS: ReadonlyArray<readonly [resource: string, owner: string]> = [
-  ['favorite', 'createdById'], ['favoriteFolder', 'createdById'], ['presenceStatus', 'memberId'],
-];
+export async function releaseMember(ctx: WriteContext, memberId: string): Promise<void> {
+  await clearPresenceOf(ctx, memberId);
+  await settleHandoffsOf(ctx, memberId);
+}
 
-async function destroyPersonalRows(ctx: WriteContext, memberId: string): Promise<void> {
-  for (const [name, owner] of PERSONAL_ROWS) {
-    const res = ctx.registry.all().find((r) => r.name === name);
-    if (!res) continue;
-    const rows = await ctx.repo.findWhere(res, ctx.teamId, { [owner]: memberId });
+/**
+ * A purged member's private rows, which nobody else sees or can remove:
+ * every row of a resource declaring `privateTo` that is private to them —
+ * favorites, favorite folders, reminders, private documents (trashed ones
+ * too) and private dashboards, and any such resource added later — each
+ * destroyed for good with its event (`force_deleted` for soft-deleting
+ * resources, as their own purge says; `removed` for the others) and its
+ * dependants and links, as a purge destroys a row. A resource whose rows
+ * reference another's (favorites their folder) goes first, so no folder has
+ * favorites left to unfile. docs/not-shown.md "Members management": Removing.
+ */
+async function destroyPrivateRows(ctx: WriteContext, memberId: string): Promise<void> {
+  const all = ctx.registry.all();
+  const personal = all.filter((r) => r.privateTo);
+  const referenced = (r: Resource) => personal.some((o) => o !== r && Object.values(o.fields).some((d) => d.ref === r.name));
+  personal.sort((a, b) => Number(referenced(a)) - Number(referenced(b)));
+  for (const res of personal) {
+    const p = res.privateTo!;
+    const column = res.columnOf[p.owner];
+    if (!column) continue;
+    const rows = (await ctx.repo.findBy(res, ctx.teamId, column, [memberId], { includeTrashed: true, lock: 'delete' })).filter((r) => r[p.field] === p.value);
     if (rows.length === 0) continue;
     for (const row of rows) {
+      await announce(ctx, res, row, res.softDelete ? 'force_deleted' : 'removed');
       await res.hooks?.beforeDestroy?.(ctx, row);
-      await announce(ctx, res, row, 'removed');
     }
     const ids = rows.map((r) => r.id);
     await destroyDependants(ctx, res, ids);
+    const own = Object.keys(res.relations ?? {}).map((r) => `${res.name}.${r}`);
+    const pointing = all.flatMap((o) => Object.entries(o.relations ?? {}).filter(([, rel]) => rel.target === res.name).map(([n]) => `${o.name}.${n}`));
+    for (let i = 0; i < ids.length; i += 500) {
+      await ctx.repo.dropLinks({ kinds: own, parentIds: ids.slice(i, i + 500) });
+      await ctx.repo.dropLinks({ kinds: pointing, relatedIds: ids.slice(i, i + 500) });
+    }
     await ctx.repo.destroy(res, ctx.teamId, ids);
   }
 }

@@ -2,6 +2,8 @@ import { defineResource, RANGE } from './define-resource';
 import { f } from './fields';
 import { fieldError } from './rules';
 import { ProblemError } from '../errors/problem';
+import { announce } from '../services/records';
+import type { WriteContext } from './hooks';
 
 /*
  * Presence statuses ("Other resources": fields not shown): what a member
@@ -14,8 +16,9 @@ import { ProblemError } from '../errors/problem';
  * manageMembers deletes it (403 permission_denied for anyone else). A
  * status whose `until` has passed stays stored and listed but reads with
  * `expired: true` (computed); `until[gt]=<now>` lists current ones.
- * Hard-deleted (clearing a status). Every decision: docs/not-shown.md
- * "Presence statuses".
+ * Hard-deleted (clearing a status). A member deactivated, removed, erased
+ * or purged loses their status ({@link clearPresenceOf}). Every decision:
+ * docs/not-shown.md "Presence statuses".
  */
 
 export const PRESENCE_AVAILABILITY = ['available', 'busy', 'away', 'doNotDisturb'] as const;
@@ -53,6 +56,10 @@ export const presenceStatusResource = defineResource({
   hooks: {
     async beforeCreate(ctx, input) {
       input.memberId = ctx.principal.memberId;
+      // The caller's membership locked: two creates take turns (one status each), and a concurrent deactivation
+      // or removal either waits and then clears this status, or came first and refuses it.
+      const me = await ctx.repo.get(ctx.registry.get('member'), ctx.teamId, input.memberId, { lock: true, includeTrashed: true });
+      if (!me || me.active !== true || me.purgeAt !== null) throw new ProblemError('token_owner_inactive', 'Your membership was deactivated or removed');
       const mine = await ctx.repo.findWhere(ctx.registry.get('presenceStatus'), ctx.teamId, { memberId: input.memberId }, { limit: 1 });
       if (mine[0]) throw new ProblemError('conflict', `You already have a presence status (${mine[0].id}); update it instead`, { id: mine[0].id });
       checkUntil(input.until, ctx.now);
@@ -74,3 +81,17 @@ export const presenceStatusResource = defineResource({
     },
   },
 });
+
+/**
+ * A member who is deactivated, removed, erased or purged shows no presence
+ * any more: their status is deleted (`presenceStatus.removed`). The caller
+ * holds the member's row lock, so no new status of theirs appears meanwhile.
+ * docs/not-shown.md "Presence statuses".
+ */
+export async function clearPresenceOf(ctx: WriteContext, memberId: string): Promise<void> {
+  const res = ctx.registry.get('presenceStatus');
+  const rows = await ctx.repo.findWhere(res, ctx.teamId, { memberId });
+  if (rows.length === 0) return;
+  for (const row of rows) await announce(ctx, res, row, 'removed');
+  await ctx.repo.destroy(res, ctx.teamId, rows.map((r) => r.id));
+}

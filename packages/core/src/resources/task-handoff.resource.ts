@@ -1,12 +1,13 @@
+import { createHash } from 'node:crypto';
 import { defineResource, RANGE, type Rec } from './define-resource';
 import { f } from './fields';
 import { fieldError } from './rules';
-import { ProblemError } from '../errors/problem';
-import { audienceOf } from '../services/records';
-import { openProjectIdsAmong } from '../sql/queries/projects';
-import { effectivePermissions } from '../auth/roles';
+import { notFound, ProblemError } from '../errors/problem';
+import { announce, memberOpensProject } from '../services/records';
+import { membershipEvents } from '../services/engine';
+import { ensureServiceActorIn } from '../sql/queries/actors';
 import { grants } from '../auth/scopes';
-import type { WriteContext } from './hooks';
+import type { UpdateStamp, WriteContext } from './hooks';
 
 /*
  * Task handoffs ("Other resources": fields not shown). A member hands a task
@@ -18,7 +19,11 @@ import type { WriteContext } from './hooks';
  * assignees (task.assignees.added / .removed). Only the sender edits the note
  * (while pending) or deletes the handoff (withdraws it). A handoff lives in
  * its task's project (`projectId`, read-only, follows the task); project
- * access follows the task; deleting the task deletes its handoffs.
+ * access follows the task; deleting the task deletes its handoffs. A task
+ * of a trashed project is neither handed off nor taken over (409 conflict).
+ * A member who stops being able to answer (deactivated, removed, erased,
+ * purged) has the handoffs offered to them declined and the pending ones
+ * they sent withdrawn ({@link settleHandoffsOf}).
  * Every decision: docs/not-shown.md "Task handoffs".
  */
 
@@ -59,10 +64,11 @@ export const taskHandoffResource = defineResource({
       input.respondedAt = null;
       input.note ??= null;
       if (input.toMemberId === ctx.principal.memberId) throw fieldError('toMemberId', 'self_handoff', 'cannot hand a task to yourself');
-      const to = (await ctx.mustGet('member', input.toMemberId!, 'toMemberId'));
+      const to = await lockParties(ctx, input.toMemberId!);
       if (to.active !== true) throw fieldError('toMemberId', 'member_inactive', 'the recipient is not an active member');
       const task = await ctx.mustGet('task', input.taskId!, 'taskId');
-      if (!(await memberOpens(ctx, to, task.projectId as string))) {
+      await assertProjectLive(ctx, task);
+      if (!(await memberOpensProject(ctx, to, task.projectId as string))) {
         throw fieldError('toMemberId', 'recipient_no_access', "the recipient cannot open the task's project");
       }
     },
@@ -81,6 +87,8 @@ export const taskHandoffResource = defineResource({
         if (patch.status === 'accepted' && !(grants(ctx.principal.scopes, 'tasks', 'write') && grants(ctx.principal.permissions, 'tasks', 'write'))) {
           throw new ProblemError('permission_denied', 'Accepting a handoff changes the task\'s assignees: tasks:write is needed', { missingPermissions: ['tasks:write'] });
         }
+        // A trashed project takes no new work: the handoff stays pending (accept it after a restore, or decline it now).
+        if (patch.status === 'accepted') await assertProjectLive(ctx, await ctx.mustGet('task', current.taskId, 'taskId'));
         patch.respondedAt = ctx.now;
       } else if (patch.status !== undefined) {
         delete patch.status;
@@ -100,35 +108,102 @@ function notYours(detail: string): ProblemError {
 }
 
 /**
- * May this member open the project? Holders of viewAllProjects (owners and
- * managers, or a custom role granting it) open every project; everyone opens
- * projects they own or belong to; non-guests also open public and workspace
- * projects (services/access.ts, for a member other than the caller).
+ * Lock the caller's membership and the recipient's, in id order (two
+ * handoffs between the same two people, either way round, never deadlock):
+ * a concurrent deactivation or removal of either waits for this handoff and
+ * then settles it ({@link settleHandoffsOf}), or came first and is seen here.
+ * Returns the recipient (404 naming toMemberId when not a live member); a
+ * caller deactivated or removed meanwhile is 401 token_owner_inactive.
  */
-async function memberOpens(ctx: WriteContext, member: Rec, projectId: string): Promise<boolean> {
-  const role = typeof member.roleId === 'string' ? await ctx.repo.get(ctx.registry.get('role'), ctx.teamId, member.roleId) : undefined;
-  if (role && effectivePermissions(ctx.registry, role).includes('viewAllProjects')) return true;
-  const open = member.role === 'client' ? [] : ['public', 'workspace'];
-  return (await openProjectIdsAmong(ctx.repo, ctx.teamId, [projectId], member.id, open)).length > 0;
+async function lockParties(ctx: WriteContext, toMemberId: string): Promise<Rec> {
+  const members = ctx.registry.get('member');
+  const me = ctx.principal.memberId;
+  let to: Rec | undefined;
+  for (const id of [me, toMemberId].sort()) {
+    const m = await ctx.repo.get(members, ctx.teamId, id, { lock: true, includeTrashed: true });
+    if (id === toMemberId) to = m;
+    else if (!m || m.active !== true || m.purgeAt !== null) throw new ProblemError('token_owner_inactive', 'Your membership was deactivated or removed');
+  }
+  if (!to || to.purgeAt !== null) throw notFound('member', toMemberId, 'toMemberId');
+  return to;
+}
+
+/** 409 conflict when the task's project is in the trash (a trashed project takes no new work); nothing is written. */
+async function assertProjectLive(ctx: WriteContext, task: Rec): Promise<void> {
+  const project = await ctx.repo.get(ctx.registry.get('project'), ctx.teamId, task.projectId as string, { includeTrashed: true });
+  if (project && project.purgeAt !== null) {
+    throw new ProblemError('conflict', "The task's project is in the trash; restore the project first", { field: 'taskId', reason: 'project_trashed', projectId: project.id });
+  }
 }
 
 /** Accepting: the recipient becomes an assignee of the task and the sender stops being one, with the task's membership events. */
 async function takeOver(ctx: WriteContext, taskId: string, to: string, from: string): Promise<void> {
   const tasks = ctx.registry.get('task');
+  // Locked: two handoffs of one task accepted at once take turns (both recipients end up assignees, the sender leaves once).
   const task = await ctx.repo.get(tasks, ctx.teamId, taskId, { lock: true });
-  if (!task) return;
+  // Never answer "accepted" for a take-over that did not happen.
+  if (!task) throw notFound('task', taskId, 'taskId');
   const kind = 'task.assignees';
   const added = await ctx.repo.addLinks(kind, ctx.teamId, taskId, [to], ctx.now);
   const removed = await ctx.repo.removeLinks(kind, taskId, [from]);
   if (added.length === 0 && removed.length === 0) return;
   await ctx.repo.update(tasks, ctx.teamId, taskId, { ...(await ctx.touch(task.updatedAt as number)) });
-  const who = await audienceOf(ctx, tasks, task);
-  const emit = (relatedId: string, change: 'added' | 'removed') => ctx.emit({
-    type: `task.assignees.${change}`, aggregateType: 'task', aggregateId: taskId, projectId: tasks.projectIdOf(task),
-    payload: { parentId: taskId, relatedId, relation: 'assignees' }, ...(who ? { audience: who } : {}),
-  });
-  for (const id of removed) emit(id, 'removed');
-  for (const id of added) emit(id, 'added');
+  await membershipEvents(ctx, tasks, task, 'assignees', removed, 'removed');
+  await membershipEvents(ctx, tasks, task, 'assignees', added, 'added');
   const after = (await ctx.repo.get(tasks, ctx.teamId, taskId, { links: true }))!;
   await tasks.hooks?.afterLinksChange?.(ctx, after, 'assignees', added, removed);
+}
+
+/** The display name of the workspace's system actor, who stamps what the service changes on its own (a handoff declined for a purged member). */
+export const SYSTEM_ACTOR_NAME = 'System';
+
+/** The workspace's system actor id: a UUID derived from the workspace, so concurrent first writes make one row. */
+function systemActorId(teamId: string): string {
+  const h = createHash('sha256').update(`pmapi system actor ${teamId}`).digest('hex');
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * The stamps of a change: the caller's, or — when no member calls (the
+ * purge job, the admin API) — the workspace's `systemDefault` actor's.
+ */
+async function stampOf(ctx: WriteContext, previous: number): Promise<UpdateStamp> {
+  if (ctx.principal.memberId) return ctx.touch(previous);
+  const id = await ensureServiceActorIn(ctx.repo, ctx.registry.get('actor').table, {
+    id: systemActorId(ctx.teamId), teamId: ctx.teamId, type: 'systemDefault', displayName: SYSTEM_ACTOR_NAME, now: ctx.now,
+  });
+  return { updatedAt: ctx.stamp(previous), updatedByActorId: id, updatedByActorType: 'systemDefault' };
+}
+
+/**
+ * A member can no longer answer or follow up handoffs (deactivated, removed,
+ * erased or purged): every pending handoff offered to them is declined
+ * (`status: declined`, `respondedAt` now, `taskHandoff.updated`) and every
+ * pending one they sent is withdrawn (deleted, `taskHandoff.removed`), as
+ * they can no longer withdraw it themselves. Answered handoffs stay as they
+ * are. The caller holds the member's row lock (every path changes it first),
+ * so no new handoff of theirs appears meanwhile; the handoffs are locked in
+ * id order, so a concurrent answer or withdrawal waits or has happened.
+ * docs/not-shown.md "Task handoffs".
+ */
+export async function settleHandoffsOf(ctx: WriteContext, memberId: string): Promise<void> {
+  const res = ctx.registry.get('taskHandoff');
+  const seen = new Set<string>();
+  for (const field of ['toMemberId', 'fromMemberId']) {
+    for (const h of await ctx.repo.findWhere(res, ctx.teamId, { [field]: memberId, status: 'pending' })) seen.add(h.id);
+  }
+  if (seen.size === 0) return;
+  const locked = await ctx.repo.findBy(res, ctx.teamId, 'id', [...seen], { orderBy: 'id', lock: 'delete' });
+  for (const h of locked) {
+    if (h.status !== 'pending') continue;
+    if (h.fromMemberId === memberId) {
+      await announce(ctx, res, h, 'removed');
+      await ctx.repo.destroy(res, ctx.teamId, [h.id]);
+    } else {
+      const values = { status: 'declined', respondedAt: ctx.now, ...(await stampOf(ctx, h.updatedAt)) };
+      await ctx.repo.update(res, ctx.teamId, h.id, values);
+      await announce(ctx, res, { ...h, ...values } as Rec, 'updated');
+    }
+  }
 }

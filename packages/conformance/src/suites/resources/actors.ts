@@ -136,6 +136,43 @@ function actorErasureAndAgents(factory: StoreFactory): void {
       expect(JSON.stringify(ok(await h.get(`/activity?aggregateId[eq]=${h.a.regular.id}&limit=200`)).data)).not.toContain('Deleted user');
     });
 
+    it('erasure deletes the person\'s presence status (presenceStatus.removed) and scrubs the text and emoji of their earlier presenceStatus.* events, of statuses cleared and set again too; other members\' presence events keep theirs; their pending handoffs are settled (to them declined, from them withdrawn)', async () => {
+      const h = H();
+      const m = await h.api.admin.addMember(h.a.id, { name: 'Pia Present', role: 'regular' });
+      const as = { token: (await h.api.admin.issueToken(m.id, { scopes: ['read', 'write', 'delete'] })).token };
+      const first = ok(await h.post('/presence-statuses', { text: 'Pia at the dentist', emoji: '🦷' }, as), 201);
+      ok(await h.patch(`/presence-statuses/${first.id}`, { text: 'Pia back at 3' }, as));
+      expect((await h.del(`/presence-statuses/${first.id}`, as)).status).toBe(204);
+      const second = ok(await h.post('/presence-statuses', { text: 'Pia in Lisbon', emoji: '🇵🇹', availability: 'away' }, as), 201);
+      const other = ok(await h.post('/presence-statuses', { text: 'Regular text kept', emoji: '🙂' }, { token: h.a.regular.token }), 201);
+      const p = await h.project({ name: 'Erased handoffs', members: [m.id, h.a.regular.id] });
+      const t = await h.task(p.id);
+      const toHer = ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: m.id }, { token: h.a.regular.token }), 201);
+      const fromHer = ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: h.a.regular.id, note: 'over to you' }, as), 201);
+      h.clock.advance(5000);
+      const { events } = await during(h, () => h.api.admin.erasePerson(m.userId));
+      expect(ofType(events, 'presenceStatus.removed', second.id)).toHaveLength(1);
+      expectProblem(await h.get(`/presence-statuses/${second.id}`), 404, 'resource_not_found');
+      const presence = (await h.outbox()).filter((e) => e.aggregateType === 'presenceStatus');
+      const hers = presence.filter((e) => e.payload.presenceStatus.memberId === m.id);
+      expect(hers.map((e) => `${e.aggregateId === first.id ? 'first' : 'second'} ${e.type}`).sort()).toEqual([
+        'first presenceStatus.created', 'first presenceStatus.removed', 'first presenceStatus.updated', 'second presenceStatus.created', 'second presenceStatus.removed',
+      ]);
+      for (const e of hers) expect(e.payload.presenceStatus).toMatchObject({ memberId: m.id, text: null, emoji: null });
+      expect(JSON.stringify(hers)).not.toMatch(/Pia|🦷|🇵🇹/);
+      // What is not hers, and what is not text, stays.
+      for (const e of hers.filter((x) => x.aggregateId === second.id)) expect(e.payload.presenceStatus.availability).toBe('away');
+      const theirs = presence.filter((e) => e.aggregateId === other.id);
+      expect(theirs.map((e) => e.payload.presenceStatus)).toEqual([expect.objectContaining({ text: 'Regular text kept', emoji: '🙂' })]);
+      // The activity feed serves the scrubbed events.
+      expect(JSON.stringify(ok(await h.get('/activity?aggregateType[eq]=presenceStatus&limit=200')).data)).not.toContain('Pia');
+      // Her pending handoffs: the one offered to her declined, the one she sent withdrawn.
+      expect(ok(await h.get(`/task-handoffs/${toHer.id}`))).toMatchObject({ status: 'declined', respondedAt: iso(h.clock.now()) });
+      expect(ofType(events, 'taskHandoff.updated', toHer.id)).toHaveLength(1);
+      expect(ofType(events, 'taskHandoff.removed', fromHer.id)).toHaveLength(1);
+      expectProblem(await h.get(`/task-handoffs/${fromHer.id}`), 404, 'resource_not_found');
+    });
+
     it('a person who never wrote has no actor to tombstone; an unknown person is refused', async () => {
       const h = H();
       const m = await h.api.admin.addMember(h.a.id, { name: 'Silent', role: 'client' });

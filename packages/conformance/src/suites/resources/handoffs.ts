@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll } from 'vitest';
-import type { StoreFactory } from '../../kit';
+import type { Harness, StoreFactory } from '../../kit';
 import { during, harnessPerDescribe, ofType } from '../shared';
 import { expectOk as ok, expectProblem as problem, expectInvalid as invalid } from './helpers';
 
@@ -10,6 +10,14 @@ import { expectOk as ok, expectProblem as problem, expectInvalid as invalid } fr
  * the recipient accepts or declines; accepting makes the recipient an
  * assignee in the sender's place; project access follows the task.
  */
+
+/** A regular member added by the admin, with a token of every scope. */
+async function regular(h: Harness, name: string): Promise<{ id: string; token: string }> {
+  const m = await h.api.admin.addMember(h.a.id, { name, role: 'regular' });
+  return { id: m.id, token: (await h.api.admin.issueToken(m.id, { scopes: ['read', 'write', 'delete'] })).token };
+}
+
+const sorted = (ids: string[]) => [...ids].sort();
 
 export function taskHandoffsSuite(factory: StoreFactory): void {
   describe(`[${factory.name}] v3 Task handoffs: fields (taskId, fromMemberId, toMemberId, note, status, respondedAt, projectId)`, () => {
@@ -182,6 +190,83 @@ export function taskHandoffsSuite(factory: StoreFactory): void {
       expect(await ids('status[eq]=accepted')).toEqual([b.id]);
       expect(await ids(`toMemberId[eq]=${H().a.regular.id}`)).toEqual([a.id]);
       expect(await ids(`fromMemberId[eq]=${H().a.client.id}`)).toEqual([b.id]);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Task handoffs: a task of a trashed project is neither handed off nor taken over (409 conflict)`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('accepting a handoff of a task whose project is in the trash → 409 conflict (reason project_trashed), nothing written, no event; declining is allowed; after a restore accepting works', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Trashed handoffs', members: [h.a.owner.id, h.a.regular.id, h.a.client.id] });
+      const t = await h.task(p.id, { assignees: [h.a.owner.id] });
+      const hnd = ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: h.a.regular.id }), 201);
+      const other = ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: h.a.client.id }), 201);
+      expect((await h.del(`/projects/${p.id}`)).status).toBe(204);
+      const taskBefore = ok(await h.get(`/tasks/${t.id}`));
+      h.clock.advance(60_000);
+      const { result, events } = await during(h, () => h.patch(`/task-handoffs/${hnd.id}`, { status: 'accepted' }, { token: h.a.regular.token }));
+      expect(problem(result, 409, 'conflict')).toMatchObject({ field: 'taskId', reason: 'project_trashed', projectId: p.id });
+      expect(events).toEqual([]);
+      expect(ok(await h.get(`/task-handoffs/${hnd.id}`))).toEqual(hnd);
+      expect(ok(await h.get(`/tasks/${t.id}`))).toEqual(taskBefore);
+      // Declining changes no task: allowed while the project is in the trash.
+      expect(ok(await h.patch(`/task-handoffs/${other.id}`, { status: 'declined' }, { token: h.a.client.token })).status).toBe('declined');
+      ok(await h.post(`/projects/${p.id}/restore`));
+      expect(ok(await h.patch(`/task-handoffs/${hnd.id}`, { status: 'accepted' }, { token: h.a.regular.token })).status).toBe('accepted');
+      expect(ok(await h.get(`/tasks/${t.id}`)).assignees).toEqual([h.a.regular.id]);
+    });
+
+    it('creating a handoff of a task whose project is in the trash → 409 conflict (reason project_trashed); nothing is created', async () => {
+      const h = H();
+      const p = await h.project({ name: 'Trashed create', members: [h.a.owner.id, h.a.regular.id] });
+      const t = await h.task(p.id);
+      expect((await h.del(`/projects/${p.id}`)).status).toBe(204);
+      const { result, events } = await during(h, () => h.post('/task-handoffs', { taskId: t.id, toMemberId: h.a.regular.id }));
+      expect(problem(result, 409, 'conflict')).toMatchObject({ field: 'taskId', reason: 'project_trashed', projectId: p.id });
+      expect(events).toEqual([]);
+      expect(ok(await h.get(`/task-handoffs?taskId[eq]=${t.id}`)).data).toEqual([]);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Task handoffs: two handoffs of one task accepted by both recipients (both become assignees; the sender leaves once)`, () => {
+    const H = harnessPerDescribe(factory);
+
+    it('one after the other: both recipients are assignees, the sender is removed once (one task.assignees.removed), both handoffs accepted', async () => {
+      const h = H();
+      const [x, y] = [await regular(h, 'Recipient X'), await regular(h, 'Recipient Y')];
+      const p = await h.project({ name: 'Two recipients', members: [h.a.owner.id, x.id, y.id] });
+      const t = await h.task(p.id, { assignees: [h.a.owner.id, h.a.regular.id] });
+      const hx = ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: x.id }), 201);
+      const hy = ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: y.id }), 201);
+      const { events } = await during(h, async () => {
+        ok(await h.patch(`/task-handoffs/${hx.id}`, { status: 'accepted' }, { token: x.token }));
+        ok(await h.patch(`/task-handoffs/${hy.id}`, { status: 'accepted' }, { token: y.token }));
+      });
+      expect(sorted(ok(await h.get(`/tasks/${t.id}`)).assignees)).toEqual(sorted([h.a.regular.id, x.id, y.id]));
+      expect(ofType(events, 'task.assignees.removed', t.id).map((e) => e.payload.relatedId)).toEqual([h.a.owner.id]);
+      expect(sorted(ofType(events, 'task.assignees.added', t.id).map((e) => e.payload.relatedId))).toEqual(sorted([x.id, y.id]));
+      for (const hnd of [hx, hy]) expect(ok(await h.get(`/task-handoffs/${hnd.id}`)).status).toBe('accepted');
+    });
+
+    it('at the same time (Promise.all, concurrent transactions on Postgres): both answer 200 (never 500), and the end state is the same', async () => {
+      const h = H();
+      const [x, y] = [await regular(h, 'Racer X'), await regular(h, 'Racer Y')];
+      const p = await h.project({ name: 'Racing recipients', members: [h.a.owner.id, x.id, y.id] });
+      for (let round = 0; round < 5; round++) {
+        const t = await h.task(p.id, { assignees: [h.a.owner.id] });
+        const hx = ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: x.id }), 201);
+        const hy = ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: y.id }), 201);
+        const { result, events } = await during(h, () => Promise.all([
+          h.patch(`/task-handoffs/${hx.id}`, { status: 'accepted' }, { token: x.token }),
+          h.patch(`/task-handoffs/${hy.id}`, { status: 'accepted' }, { token: y.token }),
+        ]));
+        expect(result.map((r) => r.status)).toEqual([200, 200]);
+        expect(result.map((r) => r.body.status)).toEqual(['accepted', 'accepted']);
+        expect(sorted(ok(await h.get(`/tasks/${t.id}`)).assignees)).toEqual(sorted([x.id, y.id]));
+        expect(ofType(events, 'task.assignees.removed', t.id).map((e) => e.payload.relatedId)).toEqual([h.a.owner.id]);
+        expect(sorted(ofType(events, 'task.assignees.added', t.id).map((e) => e.payload.relatedId))).toEqual(sorted([x.id, y.id]));
+      }
     });
   });
 }

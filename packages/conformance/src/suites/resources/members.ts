@@ -293,35 +293,152 @@ function membersManagement(factory: StoreFactory): void {
       expectProblem(await h.get('/projects', { token: m.token }), 401, 'invalid_token');
     });
 
-    it('the purge takes the member\'s personal rows with it (favorites, favorite folders, presence status; each with its removed event); other members\' stay', async () => {
+    it('the purge takes the member\'s private rows with it (favorites, favorite folders, reminders, private documents — trashed ones too — and private dashboards; each with its removed or force_deleted event); their shared rows and other members\' stay', async () => {
       const h = H();
       const m = await person(h, 'Purged with rows', 'regular');
       const p = await h.project({ name: 'Purge rows P', members: [m.id, h.a.regular.id] });
       const t = await h.task(p.id, { name: 'favorited' });
-      const folder = ok(await h.post('/favorite-folders', { name: 'Mine' }, { token: m.token }), 201);
-      const fav = ok(await h.post('/favorites', { targetType: 'task', targetId: t.id, favoriteFolderId: folder.id }, { token: m.token }), 201);
-      const status = ok(await h.post('/presence-statuses', { text: 'Away' }, { token: m.token }), 201);
+      const as = { token: m.token };
+      const folder = ok(await h.post('/favorite-folders', { name: 'Mine' }, as), 201);
+      const fav = ok(await h.post('/favorites', { targetType: 'task', targetId: t.id, favoriteFolderId: folder.id }, as), 201);
+      const reminder = ok(await h.post('/reminders', { taskId: t.id, date: new Date(h.clock.now() + 3_600_000).toISOString() }, as), 201);
+      const privateDoc = ok(await h.post('/documents', { title: 'Private notes', projectId: p.id, accessType: 'private' }, as), 201);
+      const trashedDoc = ok(await h.post('/documents', { title: 'Private and trashed', projectId: p.id, accessType: 'private' }, as), 201);
+      expect((await h.del(`/documents/${trashedDoc.id}`, as)).status).toBe(204);
+      const sharedDoc = ok(await h.post('/documents', { title: 'For the team', projectId: p.id }, as), 201);
+      const privateBoard = ok(await h.post('/project-dashboards', { name: 'My board', projectId: p.id, isShared: false }, as), 201);
+      const sharedBoard = ok(await h.post('/project-dashboards', { name: 'Team board', projectId: p.id }, as), 201);
       const otherFav = ok(await h.post('/favorites', { targetType: 'task', targetId: t.id }, { token: h.a.regular.token }), 201);
-      const otherStatus = ok(await h.post('/presence-statuses', { text: 'Here' }, { token: h.a.regular.token }), 201);
+      const otherReminder = ok(await h.post('/reminders', { taskId: t.id, date: new Date(h.clock.now() + 3_600_000).toISOString() }, { token: h.a.regular.token }), 201);
       expect((await h.del(`/members/${m.id}`)).status).toBe(204);
       // In the trash (restorable) the rows stay.
       const db = h.api.store.db;
       const rowsOf = async (name: string, field: string, memberId: string) => {
         const res = h.api.registry.get(name);
-        return (await db.selectFrom(res.table).select('id').where(res.columnOf[field]!, '=', memberId).execute()).map((r: any) => r.id);
+        return (await db.selectFrom(res.table).select('id').where(res.columnOf[field]!, '=', memberId).execute()).map((r: any) => r.id).sort();
       };
       expect(await rowsOf('favorite', 'createdById', m.id)).toEqual([fav.id]);
+      expect(await rowsOf('reminder', 'createdById', m.id)).toEqual([reminder.id]);
+      expect(await rowsOf('document', 'createdById', m.id)).toEqual([privateDoc.id, trashedDoc.id, sharedDoc.id].sort());
       h.clock.advance(DAYS_31);
       const { events } = await during(h, () => h.api.jobs.purge());
       expect(ofType(events, 'member.force_deleted', m.id)).toHaveLength(1);
       expect(ofType(events, 'favorite.removed', fav.id)).toHaveLength(1);
       expect(ofType(events, 'favoriteFolder.removed', folder.id)).toHaveLength(1);
-      expect(ofType(events, 'presenceStatus.removed', status.id)).toHaveLength(1);
+      expect(ofType(events, 'reminder.removed', reminder.id)).toHaveLength(1);
+      expect(ofType(events, 'document.force_deleted', privateDoc.id)).toHaveLength(1);
+      // The trashed private document would have been purged itself at the same time: one force_deleted, not two.
+      expect(ofType(events, 'document.force_deleted', trashedDoc.id)).toHaveLength(1);
+      expect(ofType(events, 'projectDashboard.removed', privateBoard.id)).toHaveLength(1);
       expect(await rowsOf('favorite', 'createdById', m.id)).toEqual([]);
       expect(await rowsOf('favoriteFolder', 'createdById', m.id)).toEqual([]);
-      expect(ok(await h.get(`/presence-statuses?memberId[eq]=${m.id}`)).data).toEqual([]);
+      expect(await rowsOf('reminder', 'createdById', m.id)).toEqual([]);
+      expect(await rowsOf('document', 'createdById', m.id)).toEqual([sharedDoc.id]);
+      expect(await rowsOf('projectDashboard', 'createdById', m.id)).toEqual([sharedBoard.id]);
+      // Shared rows stay (they name the member in createdById, which expands to null); other members' rows stay.
+      expect(ok(await h.get(`/documents/${sharedDoc.id}`)).id).toBe(sharedDoc.id);
+      expect(ok(await h.get(`/project-dashboards/${sharedBoard.id}`)).id).toBe(sharedBoard.id);
+      expect(ofType(events, 'document.force_deleted', sharedDoc.id)).toEqual([]);
       expect(ok(await h.get(`/favorites/${otherFav.id}`, { token: h.a.regular.token })).id).toBe(otherFav.id);
-      expect(ok(await h.get(`/presence-statuses/${otherStatus.id}`)).id).toBe(otherStatus.id);
+      expect(ok(await h.get(`/reminders/${otherReminder.id}`, { token: h.a.regular.token })).id).toBe(otherReminder.id);
+    });
+  });
+
+  describe(`[${factory.name}] v3 Members management: a member who can no longer act (deactivated, removed, purged) loses their presence status; their pending handoffs are declined (to them) or withdrawn (from them)`, () => {
+    const H = harnessPerDescribe(factory);
+
+    /** A member with a presence status, a pending handoff offered to them, a pending one they sent, and one they already answered. */
+    async function leaver(h: Harness, name: string) {
+      const m = await person(h, name, 'regular');
+      const p = await h.project({ name: `${name} P`, members: [m.id, h.a.regular.id] });
+      const t = await h.task(p.id, { assignees: [h.a.regular.id] });
+      const status = ok(await h.post('/presence-statuses', { text: 'On leave', emoji: '🌴' }, { token: m.token }), 201);
+      const toThem = ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: m.id }, { token: h.a.regular.token }), 201);
+      const fromThem = ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: h.a.regular.id, note: 'yours now' }, { token: m.token }), 201);
+      const answered = ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: m.id }), 201);
+      const declined = ok(await h.patch(`/task-handoffs/${answered.id}`, { status: 'declined' }, { token: m.token }));
+      const otherStatus = (await h.get(`/presence-statuses?memberId[eq]=${h.a.regular.id}`)).body.data[0]
+        ?? ok(await h.post('/presence-statuses', { text: 'Here' }, { token: h.a.regular.token }), 201);
+      h.clock.advance(60_000);
+      return { m, t, status, toThem, fromThem, declined, otherStatus };
+    }
+
+    /** What leaving did: status gone (presenceStatus.removed), the offer to them declined (taskHandoff.updated), theirs withdrawn (taskHandoff.removed), the rest untouched. */
+    async function expectReleased(h: Harness, r: Awaited<ReturnType<typeof leaver>>, events: any[], actorType: string) {
+      expect(ofType(events, 'presenceStatus.removed', r.status.id)).toHaveLength(1);
+      expectProblem(await h.get(`/presence-statuses/${r.status.id}`), 404, 'resource_not_found');
+      const declined = ok(await h.get(`/task-handoffs/${r.toThem.id}`));
+      expect(declined).toMatchObject({ status: 'declined', respondedAt: new Date(h.clock.now()).toISOString(), updatedByActorType: actorType });
+      const upd = ofType(events, 'taskHandoff.updated', r.toThem.id);
+      expect(upd).toHaveLength(1);
+      expect(upd[0].payload.taskHandoff).toMatchObject({ status: 'declined', respondedAt: declined.respondedAt });
+      expect(ofType(events, 'taskHandoff.removed', r.fromThem.id)).toHaveLength(1);
+      expectProblem(await h.get(`/task-handoffs/${r.fromThem.id}`), 404, 'resource_not_found');
+      // An answered handoff, the task and other members' statuses are left alone.
+      expect(ok(await h.get(`/task-handoffs/${r.declined.id}`))).toEqual(r.declined);
+      expect(ofType(events, 'taskHandoff.updated', r.declined.id)).toEqual([]);
+      expect(ok(await h.get(`/tasks/${r.t.id}`)).assignees).toEqual([h.a.regular.id]);
+      expect(ok(await h.get(`/presence-statuses/${r.otherStatus.id}`)).id).toBe(r.otherStatus.id);
+      return declined;
+    }
+
+    it('PATCH /members/{id} {active: false}: their status is deleted and their pending handoffs settled, in the same request (triggered by the caller); reactivating brings nothing back', async () => {
+      const h = H();
+      const r = await leaver(h, 'Deactivated leaver');
+      const { result, events } = await during(h, () => h.patch(`/members/${r.m.id}`, { active: false }));
+      expect(ok(result).active).toBe(false);
+      await expectReleased(h, r, events, 'human');
+      for (const e of [...ofType(events, 'presenceStatus.removed'), ...ofType(events, 'taskHandoff.updated'), ...ofType(events, 'taskHandoff.removed')]) {
+        expect(e.triggeredBy).toMatchObject({ source: 'human', teamMemberId: h.a.owner.id });
+      }
+      ok(await h.patch(`/members/${r.m.id}`, { active: true }));
+      expect(ok(await h.get(`/presence-statuses?memberId[eq]=${r.m.id}`)).data).toEqual([]);
+      expect(ok(await h.get(`/task-handoffs/${r.toThem.id}`)).status).toBe('declined');
+      // A change that is no deactivation (a role change) settles nothing.
+      const s = ok(await h.post('/presence-statuses', { text: 'Back' }, { token: r.m.token }), 201);
+      const { events: roleEvents } = await during(h, async () => ok(await h.patch(`/members/${r.m.id}`, { role: 'client' })));
+      expect(ofType(roleEvents, 'presenceStatus.removed')).toEqual([]);
+      expect(ok(await h.get(`/presence-statuses/${s.id}`)).id).toBe(s.id);
+    });
+
+    it('api.admin.setMemberActive(id, false) does the same, triggered by the system; the declined handoff is stamped by the workspace\'s system actor (type systemDefault)', async () => {
+      const h = H();
+      const r = await leaver(h, 'Admin-deactivated leaver');
+      const { events } = await during(h, () => h.api.admin.setMemberActive(r.m.id, false));
+      const declined = await expectReleased(h, r, events, 'systemDefault');
+      for (const e of ofType(events, 'taskHandoff.updated')) expect(e.triggeredBy).toEqual({ source: 'system' });
+      expect(ok(await h.get(`/actors/${declined.updatedByActorId}`))).toMatchObject({ type: 'systemDefault', displayName: 'System', memberId: null, agentId: null });
+      expect(ofType(events, 'member.updated', r.m.id)).toHaveLength(1);
+    });
+
+    it('DELETE /members/{id} (removal) does the same; restoring the member brings nothing back', async () => {
+      const h = H();
+      const r = await leaver(h, 'Removed leaver');
+      const { result, events } = await during(h, () => h.del(`/members/${r.m.id}`));
+      expect(result.status).toBe(204);
+      await expectReleased(h, r, events, 'human');
+      ok(await h.post(`/members/${r.m.id}/restore`));
+      expect(ok(await h.get(`/presence-statuses?memberId[eq]=${r.m.id}`)).data).toEqual([]);
+      expect(ok(await h.get(`/task-handoffs/${r.toThem.id}`)).status).toBe('declined');
+    });
+
+    it('a pending handoff left over at purge time (written straight to the store) is settled by the purge, stamped by the system actor', async () => {
+      const h = H();
+      const r = await leaver(h, 'Purged leaver');
+      expect((await h.del(`/members/${r.m.id}`)).status).toBe(204);
+      // Rows a removal of an earlier release left behind: put a status and both handoffs back as they were.
+      const db = h.api.store.db;
+      const handoffs = h.api.registry.get('taskHandoff');
+      await db.updateTable(handoffs.table).set({ [handoffs.columnOf.status!]: 'pending', [handoffs.columnOf.respondedAt!]: null }).where('id', '=', r.toThem.id).execute();
+      const kept = await db.selectFrom(handoffs.table).selectAll().where('id', '=', r.toThem.id).executeTakeFirstOrThrow();
+      await db.insertInto(handoffs.table).values({ ...kept, id: r.fromThem.id, [handoffs.columnOf.fromMemberId!]: r.m.id, [handoffs.columnOf.toMemberId!]: h.a.regular.id }).execute();
+      const statuses = h.api.registry.get('presenceStatus');
+      const other = await db.selectFrom(statuses.table).selectAll().where('id', '=', r.otherStatus.id).executeTakeFirstOrThrow();
+      await db.insertInto(statuses.table).values({ ...other, id: r.status.id, [statuses.columnOf.memberId!]: r.m.id }).execute();
+      h.clock.advance(DAYS_31);
+      const { events } = await during(h, () => h.api.jobs.purge());
+      expect(ofType(events, 'member.force_deleted', r.m.id)).toHaveLength(1);
+      await expectReleased(h, r, events, 'systemDefault');
     });
   });
 
