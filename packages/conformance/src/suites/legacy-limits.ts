@@ -1,0 +1,292 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import {
+  createLegacyRateLimiter, createRateLimiter, fakeClock, LEGACY_RATE_LIMITS, ProblemError,
+  type LegacyRateLimiter, type LegacyRateLimiterOptions, type LegacyRateLimitBucket, type FakeClock,
+} from '@pmapi/core';
+import type { SqlStore } from '@pmapi/core/sql';
+import type { StoreFactory } from '../kit';
+
+const MIN = 60_000;
+
+type Row = LegacyRateLimitBucket;
+interface Rule { limit: number; windowMs: number; keyBy: 'token' | 'ip'; blockMs: number }
+
+/**
+ * Spec "Limits" → "Legacy rate limits" (oauth-and-legacy-v1), copied by hand
+ * (not imported) so a wrong table fails: per row the per-token and the per-IP
+ * bucket, with the block lengths the spec gives ("60 minutes after exhausting
+ * the per-token GET or POST /messages bucket; 10 minutes after the other
+ * per-token buckets; 10 minutes after the per-IP GET bucket; 60 minutes after
+ * the other per-IP buckets").
+ */
+const SPEC: Record<Row, [Rule, Rule]> = {
+  GET: [{ limit: 1000, windowMs: 5 * MIN, keyBy: 'token', blockMs: 60 * MIN }, { limit: 200, windowMs: MIN, keyBy: 'ip', blockMs: 10 * MIN }],
+  POST: [{ limit: 50, windowMs: MIN, keyBy: 'token', blockMs: 10 * MIN }, { limit: 100, windowMs: MIN, keyBy: 'ip', blockMs: 60 * MIN }],
+  PUT: [{ limit: 50, windowMs: MIN, keyBy: 'token', blockMs: 10 * MIN }, { limit: 100, windowMs: MIN, keyBy: 'ip', blockMs: 60 * MIN }],
+  DELETE: [{ limit: 10, windowMs: MIN, keyBy: 'token', blockMs: 10 * MIN }, { limit: 200, windowMs: 10 * MIN, keyBy: 'ip', blockMs: 60 * MIN }],
+  'POST /messages': [{ limit: 500, windowMs: 5 * MIN, keyBy: 'token', blockMs: 60 * MIN }, { limit: 100, windowMs: MIN, keyBy: 'ip', blockMs: 60 * MIN }],
+};
+
+/**
+ * The same windows with small limits (the `limits` override, without
+ * `blockMs`: the spec's block lengths stay). The per-IP limit is above the
+ * per-token one, so one token trips its own bucket first and several tokens
+ * from one address trip the address's.
+ */
+const SMALL: Record<Row, [{ limit: number; windowMs: number; keyBy: 'token' }, { limit: number; windowMs: number; keyBy: 'ip' }]> = {
+  GET: [{ limit: 6, windowMs: 5 * MIN, keyBy: 'token' }, { limit: 9, windowMs: MIN, keyBy: 'ip' }],
+  POST: [{ limit: 4, windowMs: MIN, keyBy: 'token' }, { limit: 7, windowMs: MIN, keyBy: 'ip' }],
+  PUT: [{ limit: 5, windowMs: MIN, keyBy: 'token' }, { limit: 8, windowMs: MIN, keyBy: 'ip' }],
+  DELETE: [{ limit: 3, windowMs: MIN, keyBy: 'token' }, { limit: 5, windowMs: 10 * MIN, keyBy: 'ip' }],
+  'POST /messages': [{ limit: 5, windowMs: 5 * MIN, keyBy: 'token' }, { limit: 8, windowMs: MIN, keyBy: 'ip' }],
+};
+
+const ROWS = Object.keys(SPEC) as Row[];
+/** A request of each row: method and a path (either form the pipeline may pass). */
+const REQUEST: Record<Row, { method: string; path: string }> = {
+  GET: { method: 'GET', path: '/api/v1.0/subteams' },
+  POST: { method: 'POST', path: '/api/v1.0/labels' },
+  PUT: { method: 'PUT', path: '/api/v1.0/labels/lbl_1' },
+  DELETE: { method: 'DELETE', path: '/api/v1.0/labels/lbl_1' },
+  'POST /messages': { method: 'POST', path: '/api/v1.0/messages' },
+};
+
+type Outcome = { ok: true; headers: Record<string, string> } | { ok: false; status: number; code: string; message: string; retryAfter: number; header: string | undefined; headers: Record<string, string> };
+
+let seq = 0;
+const uniq = (p: string) => `${p}-${++seq}-${Math.random().toString(36).slice(2, 8)}`;
+
+interface Variant {
+  label: string;
+  make(store: SqlStore, o?: Omit<LegacyRateLimiterOptions, 'store' | 'sqlStore'>): LegacyRateLimiter;
+}
+
+const VARIANTS: Variant[] = [
+  { label: 'memory store', make: (_s, o = {}) => createLegacyRateLimiter({ ...o, store: 'memory' }) },
+  { label: 'database store', make: (s, o = {}) => createLegacyRateLimiter({ ...o, store: 'database', sqlStore: s }) },
+];
+
+/** Legacy v1.0 rate limits (spec "Limits" → "Legacy rate limits"; issue 15 "Rate limits"), the limiter driven directly with a fake clock. */
+export function legacyLimitsSuite(factory: StoreFactory): void {
+  describe(`[${factory.name}] Legacy v1.0 rate limits: the table`, () => {
+    it('the library table is the spec table, block lengths included', () => {
+      expect(JSON.parse(JSON.stringify(LEGACY_RATE_LIMITS))).toEqual(SPEC);
+    });
+  });
+
+  for (const v of VARIANTS) {
+    describe(`[${factory.name}] Legacy v1.0 rate limits (${v.label})`, () => {
+      let store: SqlStore;
+      let clock: FakeClock;
+      let lim: LegacyRateLimiter;
+      beforeAll(async () => {
+        store = await factory.open();
+        clock = fakeClock('2026-03-01T09:00:00.000Z');
+        lim = v.make(store, { limits: SMALL });
+      });
+      afterAll(async () => {
+        await store.close();
+      });
+
+      async function send(row: Row, tokenId: string, clientIp: string, l = lim, path = REQUEST[row].path, method = REQUEST[row].method): Promise<Outcome> {
+        try {
+          const headers = await l.check({ tokenId, method, path, clientIp, now: clock.now() });
+          return { ok: true, headers };
+        } catch (err) {
+          if (!(err instanceof ProblemError)) throw err;
+          return {
+            ok: false, status: err.status, code: err.code, message: err.message, retryAfter: err.extras.retryAfter as number,
+            header: err.headers['retry-after'], headers: err.headers,
+          };
+        }
+      }
+      function refused(o: Outcome): Extract<Outcome, { ok: false }> {
+        expect(o.ok).toBe(false);
+        return o as Extract<Outcome, { ok: false }>;
+      }
+      /** Start each test at the beginning of an hour, so fixed windows are whole. */
+      function freshHour(): void {
+        clock.set(Math.ceil((clock.now() + 1) / (60 * MIN)) * 60 * MIN + 24 * 60 * MIN);
+      }
+
+      for (const row of ROWS) {
+        const [tok, ip] = SMALL[row];
+        const [tokBlock, ipBlock] = [SPEC[row][0].blockMs, SPEC[row][1].blockMs];
+
+        it(`${row}: the per-token bucket admits ${tok.limit}, refuses the next with 429 rate_limited and Retry-After = the ${tokBlock / MIN}-minute block; the block ends exactly then`, async () => {
+          freshHour();
+          const t = uniq('tok');
+          const addr = uniq('ip');
+          for (let i = 1; i <= tok.limit; i++) {
+            const o = await send(row, t, addr);
+            expect(o.ok, `request ${i}`).toBe(true);
+          }
+          const over = refused(await send(row, t, addr));
+          expect(over.status).toBe(429);
+          expect(over.code).toBe('rate_limited');
+          expect(over.retryAfter).toBe(tokBlock / 1000);
+          expect(over.header).toBe(String(tokBlock / 1000));
+          // 429s carry no X-RateLimit-* (docs/not-shown.md, "Legacy rate limits …").
+          expect(Object.keys(over.headers).filter((k) => k.startsWith('x-ratelimit'))).toEqual([]);
+          // The address is not blocked: another token from it passes.
+          expect((await send(row, uniq('tok'), addr)).ok).toBe(true);
+          // Retry-After is the remaining block; retries neither shorten nor extend it.
+          clock.advance(tokBlock / 2);
+          expect(refused(await send(row, t, addr)).retryAfter).toBe(tokBlock / 2000);
+          clock.advance(tokBlock / 2 - 1_500);
+          for (let i = 0; i < 3; i++) expect(refused(await send(row, t, addr)).retryAfter).toBe(2);
+          clock.advance(500);
+          expect(refused(await send(row, t, addr)).header).toBe('1');
+          clock.advance(999);
+          expect(refused(await send(row, t, addr)).retryAfter).toBe(1);
+          clock.advance(1);
+          // Exactly the block length after the trip: admitted again, a fresh window.
+          expect((await send(row, t, addr)).ok).toBe(true);
+        });
+
+        it(`${row}: the per-IP bucket is shared by every token from one address — request ${ip.limit + 1} is refused for the ${ipBlock / MIN}-minute block; another address is not`, async () => {
+          freshHour();
+          const addr = uniq('ip');
+          const tokens = Array.from({ length: ip.limit + 2 }, () => uniq('tok'));
+          // One request per token: no token bucket comes near its limit.
+          for (let i = 0; i < ip.limit; i++) expect((await send(row, tokens[i]!, addr)).ok, `request ${i + 1}`).toBe(true);
+          const over = refused(await send(row, tokens[ip.limit]!, addr));
+          expect(over.status).toBe(429);
+          expect(over.retryAfter).toBe(ipBlock / 1000);
+          // Both must pass: a token far below its own limit is refused from this address...
+          expect(refused(await send(row, tokens[ip.limit + 1]!, addr)).retryAfter).toBe(ipBlock / 1000);
+          // ...and admitted from another one.
+          expect((await send(row, tokens[0]!, uniq('ip'))).ok).toBe(true);
+          clock.advance(ipBlock - 1000);
+          expect(refused(await send(row, tokens[1]!, addr)).retryAfter).toBe(1);
+          clock.advance(1000);
+          expect((await send(row, tokens[1]!, addr)).ok).toBe(true);
+        });
+      }
+
+      it('the per-token bucket follows the token across addresses; a refused request counts in no bucket', async () => {
+        freshHour();
+        const t = uniq('tok');
+        const [tok] = SMALL.POST;
+        for (let i = 0; i < tok.limit; i++) expect((await send('POST', t, uniq('ip'))).ok).toBe(true);
+        const addr = uniq('ip');
+        expect(refused(await send('POST', t, addr)).retryAfter).toBe(SPEC.POST[0].blockMs / 1000);
+        // The refused request was not counted at `addr`: its IP bucket still admits its full limit.
+        for (let i = 0; i < SMALL.POST[1].limit; i++) expect((await send('POST', uniq('tok'), addr)).ok, `request ${i + 1}`).toBe(true);
+        expect(refused(await send('POST', uniq('tok'), addr)).retryAfter).toBe(SPEC.POST[1].blockMs / 1000);
+      });
+
+      it('POST /messages has buckets of its own: exhausting POST leaves it open, and the other way round', async () => {
+        freshHour();
+        const t = uniq('tok');
+        const addr = uniq('ip');
+        for (let i = 0; i < SMALL.POST[0].limit; i++) expect((await send('POST', t, addr)).ok).toBe(true);
+        expect((await send('POST', t, addr)).ok).toBe(false);
+        for (let i = 0; i < SMALL['POST /messages'][0].limit; i++) expect((await send('POST /messages', t, addr)).ok, `message ${i + 1}`).toBe(true);
+        expect(refused(await send('POST /messages', t, addr)).retryAfter).toBe(60 * 60);
+        // The other methods were never touched.
+        expect((await send('PUT', t, addr)).ok).toBe(true);
+        expect((await send('GET', t, addr)).ok).toBe(true);
+        // A second token: messages first, then POST still admits its whole bucket.
+        const t2 = uniq('tok');
+        const addr2 = uniq('ip');
+        for (let i = 0; i < SMALL['POST /messages'][0].limit; i++) expect((await send('POST /messages', t2, addr2)).ok).toBe(true);
+        expect((await send('POST /messages', t2, addr2)).ok).toBe(false);
+        for (let i = 0; i < SMALL.POST[0].limit; i++) expect((await send('POST', t2, addr2)).ok).toBe(true);
+      });
+
+      it('which row a request counts in: the messages segment with or without /api/v1.0 and below it; HEAD is GET; PATCH and OPTIONS are not limited', async () => {
+        freshHour();
+        const t = uniq('tok');
+        const addr = uniq('ip');
+        const paths = ['/api/v1.0/messages', '/messages', '/api/v1.0/messages/msg_1/seen', '/api/v1.0/messages?x=1', 'messages'];
+        for (const p of paths) expect((await send('POST /messages', t, addr, lim, p)).ok).toBe(true);
+        // Five counted in POST /messages (limit 5): the sixth is refused, while POST elsewhere still passes.
+        expect((await send('POST /messages', t, addr, lim, '/api/v1.0/messages')).ok).toBe(false);
+        expect((await send('POST', t, addr, lim, '/api/v1.0/chats/c_1/messages')).ok).toBe(true);
+        const t2 = uniq('tok');
+        for (let i = 0; i < SMALL.GET[0].limit; i++) expect((await send('GET', t2, addr, lim, '/api/v1.0/tasks', i % 2 ? 'GET' : 'HEAD')).ok).toBe(true);
+        expect((await send('GET', t2, addr, lim, '/api/v1.0/tasks', 'HEAD')).ok).toBe(false);
+        for (let i = 0; i < 30; i++) expect(await send('GET', t2, addr, lim, '/api/v1.0/tasks', i % 2 ? 'PATCH' : 'OPTIONS')).toEqual({ ok: true, headers: {} });
+      });
+
+      it('admitted requests get the X-RateLimit-* headers of the most constrained bucket', async () => {
+        freshHour();
+        const t = uniq('tok');
+        const addr = uniq('ip');
+        // DELETE: token 3 per minute, IP 5 per 10 minutes. The token bucket is tighter throughout.
+        const first = await send('DELETE', t, addr);
+        expect(first).toEqual({ ok: true, headers: { 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': '60' } });
+        clock.advance(15_000);
+        expect((await send('DELETE', t, addr)).headers).toEqual({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': '45' });
+        // Other tokens use up the address: now the IP bucket is the tighter one.
+        await send('DELETE', uniq('tok'), addr);
+        await send('DELETE', uniq('tok'), addr);
+        expect((await send('DELETE', uniq('tok'), addr)).headers).toEqual({ 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '585' });
+      });
+
+      it('a block is never announced longer than itself, and ends for good: afterwards the key starts a fresh window', async () => {
+        freshHour();
+        const t = uniq('tok');
+        const addr = uniq('ip');
+        const [tok] = SMALL.GET;
+        for (let i = 0; i < tok.limit; i++) await send('GET', t, addr);
+        const trippedAt = clock.now();
+        expect(refused(await send('GET', t, addr)).retryAfter).toBe(3600);
+        // Hammering through the whole block: every answer names the block's own end.
+        for (let at = 0; at < 60 * MIN; at += 7 * MIN) {
+          clock.set(trippedAt + at);
+          expect(refused(await send('GET', t, addr)).retryAfter).toBe(Math.ceil((60 * MIN - at) / 1000));
+        }
+        clock.set(trippedAt + 60 * MIN);
+        for (let i = 0; i < tok.limit; i++) expect((await send('GET', t, addr)).ok, `request ${i + 1} after the block`).toBe(true);
+        expect((await send('GET', t, addr)).ok).toBe(false);
+      });
+
+      it('two limiters over one store enforce one limit (processes sharing a database; memory: one process)', async () => {
+        freshHour();
+        const other = v.label === 'database store' ? v.make(store, { limits: SMALL }) : lim;
+        const t = uniq('tok');
+        const addr = uniq('ip');
+        for (let i = 0; i < SMALL.PUT[0].limit; i++) expect((await send('PUT', t, addr, i % 2 ? lim : other)).ok).toBe(true);
+        expect(refused(await send('PUT', t, addr, other)).retryAfter).toBe(600);
+        expect(refused(await send('PUT', t, addr, lim)).retryAfter).toBe(600);
+      });
+
+      it('the spec limits as shipped: the 11th DELETE of a token in a minute is refused for 10 minutes, the 201st GET of an address for 10 minutes', async () => {
+        freshHour();
+        const spec = v.make(store);
+        const t = uniq('tok');
+        const addr = uniq('ip');
+        for (let i = 0; i < 10; i++) expect((await send('DELETE', t, addr, spec)).ok).toBe(true);
+        expect(refused(await send('DELETE', t, addr, spec)).retryAfter).toBe(600);
+        const addr2 = uniq('ip');
+        for (let i = 0; i < 200; i++) expect((await send('GET', `${t}-${i % 40}`, addr2, spec)).ok).toBe(true);
+        expect(refused(await send('GET', uniq('tok'), addr2, spec)).retryAfter).toBe(600);
+      });
+
+      if (v.label === 'database store') {
+        it('keys never meet v3 keys in a shared store: v3 and legacy buckets of one token and address are separate', async () => {
+          freshHour();
+          const v3 = createRateLimiter({ store: 'database', sqlStore: store, limits: { DELETE: [{ limit: 2, windowMs: MIN, keyBy: 'token' }, { limit: 2, windowMs: MIN, keyBy: 'ip' }] } });
+          const t = uniq('tok');
+          const addr = uniq('ip');
+          await v3.check({ tokenId: t, method: 'DELETE', clientIp: addr, now: clock.now() });
+          await v3.check({ tokenId: t, method: 'DELETE', clientIp: addr, now: clock.now() });
+          await expect(v3.check({ tokenId: t, method: 'DELETE', clientIp: addr, now: clock.now() })).rejects.toMatchObject({ code: 'rate_limited' });
+          for (let i = 0; i < SMALL.DELETE[0].limit; i++) expect((await send('DELETE', t, addr)).ok).toBe(true);
+          expect((await send('DELETE', t, addr)).ok).toBe(false);
+        });
+
+        it('sweep forgets counters once they can no longer count, and ended blocks', async () => {
+          freshHour();
+          const t = uniq('tok');
+          for (let i = 0; i <= SMALL.DELETE[0].limit; i++) await send('DELETE', t, uniq('ip'));
+          clock.advance(3 * 60 * MIN);
+          expect(await lim.sweep!(clock.now())).toBeGreaterThan(0);
+          expect(await lim.sweep!(clock.now())).toBe(0);
+        });
+      }
+    });
+  }
+}
