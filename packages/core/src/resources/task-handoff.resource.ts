@@ -1,13 +1,11 @@
-import { createHash } from 'node:crypto';
 import { defineResource, RANGE, type Rec } from './define-resource';
 import { f } from './fields';
 import { fieldError } from './rules';
 import { notFound, ProblemError } from '../errors/problem';
 import { announce, memberOpensProject } from '../services/records';
 import { membershipEvents } from '../services/engine';
-import { ensureServiceActorIn } from '../sql/queries/actors';
 import { grants } from '../auth/scopes';
-import type { UpdateStamp, WriteContext } from './hooks';
+import type { WriteContext } from './hooks';
 
 /*
  * Task handoffs ("Other resources": fields not shown). A member hands a task
@@ -154,28 +152,6 @@ async function takeOver(ctx: WriteContext, taskId: string, to: string, from: str
   await tasks.hooks?.afterLinksChange?.(ctx, after, 'assignees', added, removed);
 }
 
-/** The display name of the workspace's system actor, who stamps what the service changes on its own (a handoff declined for a purged member). */
-export const SYSTEM_ACTOR_NAME = 'System';
-
-/** The workspace's system actor id: a UUID derived from the workspace, so concurrent first writes make one row. */
-function systemActorId(teamId: string): string {
-  const h = createHash('sha256').update(`pmapi system actor ${teamId}`).digest('hex');
-  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
-
-/**
- * The stamps of a change: the caller's, or — when no member calls (the
- * purge job, the admin API) — the workspace's `systemDefault` actor's.
- */
-async function stampOf(ctx: WriteContext, previous: number): Promise<UpdateStamp> {
-  if (ctx.principal.memberId) return ctx.touch(previous);
-  const id = await ensureServiceActorIn(ctx.repo, ctx.registry.get('actor').table, {
-    id: systemActorId(ctx.teamId), teamId: ctx.teamId, type: 'systemDefault', displayName: SYSTEM_ACTOR_NAME, now: ctx.now,
-  });
-  return { updatedAt: ctx.stamp(previous), updatedByActorId: id, updatedByActorType: 'systemDefault' };
-}
-
 /**
  * A member can no longer answer or follow up handoffs (deactivated, removed,
  * erased or purged): every pending handoff offered to them is declined
@@ -201,7 +177,7 @@ export async function settleHandoffsOf(ctx: WriteContext, memberId: string): Pro
       await announce(ctx, res, h, 'removed');
       await ctx.repo.destroy(res, ctx.teamId, [h.id]);
     } else {
-      const values = { status: 'declined', respondedAt: ctx.now, ...(await stampOf(ctx, h.updatedAt)) };
+      const values = { status: 'declined', respondedAt: ctx.now, ...(await ctx.touch(h.updatedAt)) };
       await ctx.repo.update(res, ctx.teamId, h.id, values);
       await announce(ctx, res, { ...h, ...values } as Rec, 'updated');
     }

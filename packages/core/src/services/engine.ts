@@ -5,7 +5,7 @@ import type { Rec, Resource } from '../resources/define-resource';
 import { Repo } from '../sql/repo';
 import { insertOutbox } from '../sql/queries/outbox';
 import { rewriteAudience, storedAudience } from '../sql/queries/activity';
-import { ensureIdentityActor, ensureMemberActor } from '../sql/queries/actors';
+import { ensureIdentityActor, ensureMemberActor, ensureServiceActor, SYSTEM_ACTOR_NAME, systemActorId } from '../sql/queries/actors';
 import { rowsDueForPurge } from '../sql/queries/purge';
 import type { LiveWebhook } from '../sql/queries/webhooks';
 import type { SqlStore } from '../sql/dialect';
@@ -72,6 +72,13 @@ export class Engine {
         }
         if (principal.actorId) return { id: principal.actorId, type: 'human' as ActorType };
         const actors = base.registry.get('actor');
+        if (!principal.memberId) {
+          // No member calls (the purge job, the admin API): the workspace's systemDefault actor stamps the change.
+          const id = await ensureServiceActor(trx, dialect, actors.table, {
+            id: systemActorId(principal.teamId), teamId: principal.teamId, type: 'systemDefault', displayName: SYSTEM_ACTOR_NAME, now: base.now,
+          });
+          return { id, type: 'systemDefault' as ActorType };
+        }
         principal.actorId = await ensureMemberActor(trx, dialect, actors.table, {
           id: base.ids.uuid(), teamId: principal.teamId, memberId: principal.memberId, displayName: principal.memberName, now: base.now,
         });

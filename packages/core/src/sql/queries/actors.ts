@@ -38,11 +38,23 @@ export async function ensureServiceActor(
   return a.id;
 }
 
-/** The actor id of an agent's or automation's membership: a UUID derived from it, so concurrent first writes make one row. */
-export function identityActorId(memberId: string): string {
-  const h = createHash('sha256').update(`pmapi identity actor ${memberId}`).digest('hex');
+/** The display name of a workspace's system actor, who stamps what the service changes on its own. */
+export const SYSTEM_ACTOR_NAME = 'System';
+
+/** A workspace's `systemDefault` actor id: a UUID derived from the workspace, so concurrent first writes make one row. */
+export function systemActorId(teamId: string): string {
+  return derivedUuid(`pmapi system actor ${teamId}`);
+}
+
+function derivedUuid(name: string): string {
+  const h = createHash('sha256').update(name).digest('hex');
   const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** The actor id of an agent's or automation's membership: a UUID derived from it, so concurrent first writes make one row. */
+export function identityActorId(memberId: string): string {
+  return derivedUuid(`pmapi identity actor ${memberId}`);
 }
 
 /**
