@@ -49,6 +49,7 @@ import { presenceSuite } from './suites/resources/presence';
 import { activitySuite } from './suites/resources/activity';
 import { eventWalkSuite } from './suites/event-walk';
 import { errorWalkSuite } from './suites/error-walk';
+import { legacySuite } from './suites/legacy';
 import { legacyLimitsSuite } from './suites/legacy-limits';
 
 /** Every conformance suite, against one store factory. */
@@ -103,5 +104,6 @@ export function runConformance(factory: StoreFactory): void {
   taskOperationsSuite(factory);
   eventWalkSuite(factory);
   errorWalkSuite(factory);
+  legacySuite(factory);
   legacyLimitsSuite(factory);
 }

@@ -35,6 +35,9 @@ import type { Kysely } from 'kysely';
 import { contentTypeOf, safeDisposition, serveBlobRequest } from './files/serve';
 import { verifyBlobLink } from './files/links';
 import { errorCodes } from './errors/codes';
+import { createLegacyHandler } from './http/legacy';
+import { createLegacyRateLimiter, type LegacyRateLimiter } from './limits/legacy';
+import { LEGACY_PREFIX, legacyErrorBody, legacyHeaders } from './presenters/legacy';
 
 export interface PmapiOptions {
   /** An opened store: `await openSqliteStore()` or the Postgres adapter's. */
@@ -71,6 +74,13 @@ export interface PmapiOptions {
   files?: FileOptions;
   /** How long a search operation may run before it answers 400 search_timed_out, ms (default 5000). */
   searchTimeoutMs?: number;
+  /**
+   * The legacy v1.0 surface's rate limiter (spec "Limits", legacy table), checked
+   * on every authenticated /api/v1.0 request. Default: on, counters placed as
+   * `rateLimiter`'s (database when processes may share it, else memory), off
+   * when `rateLimiter` is `false`; `false` turns it off.
+   */
+  legacyRateLimiter?: LegacyRateLimiter | false;
 }
 
 export interface Pmapi {
@@ -177,7 +187,27 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     ...(o.clientIp ? { clientIp: o.clientIp } : {}),
     onError: o.onError ?? ((err) => console.error('pmapi: unexpected error', err)),
   });
+  // The frozen legacy v1.0 surface (issue 15): a second presenter over the same engine operations.
+  const legacyLimiter = o.legacyRateLimiter === undefined
+    ? (o.rateLimiter === false ? undefined : createLegacyRateLimiter(o.store.dialect.capabilities.multiProcess ? { store: 'database', sqlStore: o.store } : { store: 'memory' }))
+    : o.legacyRateLimiter || undefined;
+  const legacyHandle = createLegacyHandler(engine, {
+    docsBaseUrl,
+    permissionsOf,
+    extraPermissions,
+    ...(legacyLimiter ? { legacyLimiter } : {}),
+    ...(o.clientIp ? { clientIp: o.clientIp } : {}),
+    onError: o.onError ?? ((err) => console.error('pmapi: unexpected error', err)),
+  });
+  const isLegacy = (url: string) => {
+    const path = url.split('?')[0]!;
+    return path === LEGACY_PREFIX || path.startsWith(`${LEGACY_PREFIX}/`);
+  };
   let oauth: OAuthServer | undefined;
+  // The token endpoint on the API host (spec "Limits": `{base_url}/oauth/token`, beside /api/v3): the
+  // authorization server's grants with its own per-IP limits; served by `handle` when `oauth` is mounted.
+  const apiTokenPath = `${basePath.endsWith('/api/v3') ? basePath.slice(0, -'/api/v3'.length) : ''}/oauth/token`;
+  let apiHostToken: ((req: HttpRequest) => Promise<HttpResponse>) | undefined;
   if (o.oauth) {
     const oo = o.oauth;
     const server = createOAuthServer({
@@ -209,6 +239,14 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
         }
       },
     };
+    apiHostToken = async (req) => {
+      try {
+        return await server.handleApiHostToken(req);
+      } catch (err) {
+        onError(err, req);
+        return { status: 500, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: JSON.stringify({ error: 'server_error', error_description: 'Internal error' }) };
+      }
+    };
   }
   const system: Principal = {
     teamId: '', memberId: '', userId: '', memberName: 'system', role: 'system', roleId: '', permissions: new Set(), tokenId: '', scopes: new Set(), actorId: null,
@@ -216,6 +254,14 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   const renderProblem = (code: ErrorCode, detail: string, url: string, extras: Record<string, unknown> = {}): HttpResponse => {
     const err = new ProblemError(code, detail, extras);
     const requestId = ids.uuid();
+    // On the legacy surface every error is `{message, code}` with its three headers (spec "Errors", "Versioning").
+    if (isLegacy(url)) {
+      return {
+        status: err.status,
+        headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, ...legacyHeaders(docsBaseUrl) },
+        body: JSON.stringify(legacyErrorBody(err.status, detail)),
+      };
+    }
     const instance = url.split('?')[0]!;
     return {
       status: err.status,
@@ -226,6 +272,8 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   // Signed blob links (files) live under the v3 base path; everything else is the v3 API.
   const blobPrefix = `${files.mount}/`;
   const handle = async (req: HttpRequest): Promise<HttpResponse> => {
+    if (apiHostToken && req.url.split('?')[0] === apiTokenPath) return apiHostToken(req);
+    if (isLegacy(req.url)) return legacyHandle(req);
     if (!req.url.startsWith(blobPrefix)) return v3Handle(req);
     try {
       return await serveBlob(req, files, clock, o.store.db, (code, detail, extras) => renderProblem(code, detail, req.url, extras));
@@ -242,7 +290,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
       async purge() {
         const purged = await engine.purge(system);
         const keys = await sweepKeys(o.store.db, o.store.dialect, clock.now());
-        const rateLimits = limiter?.sweep ? await limiter.sweep(clock.now()) : 0;
+        const rateLimits = (limiter?.sweep ? await limiter.sweep(clock.now()) : 0) + (legacyLimiter?.sweep ? await legacyLimiter.sweep(clock.now()) : 0);
         const oauth = await sweepOAuth(o.store, clock.now());
         const uploads = await sweepUploads(o.store, engine, clock.now());
         return { purged, keys, rateLimits, oauth, uploads };

@@ -4,7 +4,9 @@ import {
   type LegacyRateLimiter, type LegacyRateLimiterOptions, type LegacyRateLimitBucket, type FakeClock,
 } from '@pmapi/core';
 import type { SqlStore } from '@pmapi/core/sql';
-import type { StoreFactory } from '../kit';
+import { memoryRateLimitStore, type HttpResponse, type RateLimitStore } from '@pmapi/core';
+import { harness, type Harness, type StoreFactory } from '../kit';
+import { APP, codeFor, setup, token as asToken, type Setup } from './oauth';
 
 const MIN = 60_000;
 
@@ -289,4 +291,231 @@ export function legacyLimitsSuite(factory: StoreFactory): void {
       }
     });
   }
+
+  apiHostTokenSuite(factory);
+}
+
+const HOUR = 60 * MIN;
+
+function parse(res: HttpResponse): { status: number; headers: Record<string, string>; body: any } {
+  return { status: res.status, headers: res.headers, body: res.body === undefined ? undefined : JSON.parse(typeof res.body === 'string' ? res.body : new TextDecoder().decode(res.body)) };
+}
+
+/** A raw request to the API host's token endpoint, `POST {base_url}/oauth/token`, through `api.handle`. */
+async function apiToken(h: Harness, form: Record<string, string> | string, o: { headers?: Record<string, string>; ip?: string; method?: string } = {}) {
+  return parse(await h.api.handle({
+    method: o.method ?? 'POST', url: '/oauth/token', remoteAddress: o.ip ?? '198.51.100.7',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(o.headers ?? {}) },
+    body: typeof form === 'string' ? form : new URLSearchParams(form).toString(),
+  }));
+}
+
+/** The same request to the authorization server's token endpoint, through `api.oauth.handle`. */
+async function asRaw(h: Harness, form: Record<string, string> | string, o: { headers?: Record<string, string>; ip?: string; method?: string } = {}) {
+  return parse(await h.api.oauth!.handle({
+    method: o.method ?? 'POST', url: '/oauth/token', remoteAddress: o.ip ?? '198.51.100.7',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(o.headers ?? {}) },
+    body: typeof form === 'string' ? form : new URLSearchParams(form).toString(),
+  }));
+}
+
+/** What a token answer is judged by: status, body and the headers a client reads. */
+function visible(r: { status: number; headers: Record<string, string>; body: any }) {
+  const pick = ['content-type', 'cache-control', 'pragma', 'www-authenticate', 'allow', 'retry-after'];
+  return { status: r.status, body: r.body, headers: Object.fromEntries(pick.filter((k) => r.headers[k] !== undefined).map((k) => [k, r.headers[k]])) };
+}
+
+interface TokenVariant {
+  label: string;
+  tokenRateLimit?: (store: SqlStore) => RateLimitStore;
+}
+
+/** The token endpoint on the API host (spec "Limits", "Errors"; issue 15 "The token endpoint on the API host"). */
+function apiHostTokenSuite(factory: StoreFactory): void {
+  describe(`[${factory.name}] OAuth token endpoint on the API host: the same grants as the authorization server's`, () => {
+    let s: Setup;
+    beforeAll(async () => { s = await setup(factory); });
+    afterAll(async () => { await s.h.close(); });
+
+    it('every malformed or refused request is answered exactly as at the authorization server (status, body, headers)', async () => {
+      const { h, pub, conf } = s;
+      const verifier = 'v'.repeat(43);
+      const cases: Array<{ form: Record<string, string> | string; o?: { headers?: Record<string, string>; method?: string }; expect: number }> = [
+        { form: {}, o: { method: 'GET' }, expect: 405 },
+        { form: { grant_type: 'refresh_token', refresh_token: 'x', client_id: pub.clientId }, o: { headers: { 'content-type': 'application/json' } }, expect: 400 },
+        { form: { client_id: pub.clientId }, expect: 400 },
+        { form: { grant_type: 'password', username: 'a', password: 'b', client_id: pub.clientId }, expect: 400 },
+        { form: { grant_type: 'refresh_token', refresh_token: 'x', client_id: 'cli_unknown' }, expect: 401 },
+        { form: { grant_type: 'refresh_token', refresh_token: 'x', client_id: conf.clientId }, expect: 401 },
+        { form: { grant_type: 'refresh_token', refresh_token: 'x', client_id: conf.clientId, client_secret: 'wrong' }, expect: 401 },
+        { form: { grant_type: 'refresh_token', refresh_token: 'x', client_id: pub.clientId, client_secret: 'any' }, expect: 401 },
+        { form: { grant_type: 'refresh_token', refresh_token: 'x', client_id: pub.clientId }, o: { headers: { authorization: 'Basic eDp5' } }, expect: 401 },
+        { form: { grant_type: 'refresh_token', refresh_token: 'nope', client_id: pub.clientId }, expect: 400 },
+        { form: { grant_type: 'authorization_code', code: 'nope', redirect_uri: APP, client_id: pub.clientId, code_verifier: verifier }, expect: 400 },
+        { form: { grant_type: 'authorization_code', code: 'nope', redirect_uri: APP, client_id: pub.clientId, code_verifier: 'short' }, expect: 400 },
+        { form: { grant_type: 'authorization_code', code: 'nope', redirect_uri: APP, client_id: pub.clientId }, expect: 400 },
+        { form: `grant_type=refresh_token&grant_type=refresh_token&refresh_token=x&client_id=${pub.clientId}`, expect: 400 },
+      ];
+      for (const c of cases) {
+        const atApi = visible(await apiToken(h, c.form, c.o));
+        const atAs = visible(await asRaw(h, c.form, c.o));
+        expect(atApi.status, JSON.stringify(c.form)).toBe(c.expect);
+        expect(atApi, JSON.stringify(c.form)).toEqual(atAs);
+      }
+    });
+
+    it('authorization_code and refresh_token: tokens of the same shape, usable on v3; single use and family revocation hold across both endpoints', async () => {
+      const { h, pub } = s;
+      const { code, verifier } = await codeFor(s, h.a.regular.id, 'read write');
+      const got = await apiToken(h, { grant_type: 'authorization_code', code, redirect_uri: APP, client_id: pub.clientId, code_verifier: verifier });
+      expect(got.status).toBe(200);
+      expect(got.headers['cache-control']).toBe('no-store');
+      expect(Object.keys(got.body).sort()).toEqual(['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type']);
+      expect(got.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'read write' });
+      expect(got.body.access_token).toMatch(/^svc_oauth_[0-9A-Za-z]{12}_[0-9A-Za-z]{40}$/);
+      expect((await h.get('/tasks', { token: got.body.access_token })).status).toBe(200);
+      // The AS's answer to a code of the same kind has the same shape.
+      const other = await codeFor(s, h.a.regular.id, 'read write');
+      const atAs = await asToken(h, { grant_type: 'authorization_code', code: other.code, redirect_uri: APP, client_id: pub.clientId, code_verifier: other.verifier });
+      expect(Object.keys(atAs.body).sort()).toEqual(Object.keys(got.body).sort());
+      // The code was spent at the API host: redeeming it again at the AS is invalid_grant and revokes what it issued.
+      const again = await asToken(h, { grant_type: 'authorization_code', code, redirect_uri: APP, client_id: pub.clientId, code_verifier: verifier });
+      expect(again.status).toBe(400);
+      expect(again.body.error).toBe('invalid_grant');
+      expect((await h.get('/tasks', { token: got.body.access_token })).status).toBe(401);
+      // Refresh at the API host rotates; a replay there revokes the family, as at the AS.
+      const r1 = await apiToken(h, { grant_type: 'refresh_token', refresh_token: atAs.body.refresh_token, client_id: pub.clientId });
+      expect(r1.status).toBe(200);
+      expect(r1.body.refresh_token).not.toBe(atAs.body.refresh_token);
+      expect((await h.get('/tasks', { token: r1.body.access_token })).status).toBe(200);
+      const narrowed = await asToken(h, { grant_type: 'refresh_token', refresh_token: r1.body.refresh_token, client_id: pub.clientId, scope: 'tasks:read' });
+      expect(narrowed.status).toBe(200);
+      expect(narrowed.body.scope).toBe('read');
+      const replay = await apiToken(h, { grant_type: 'refresh_token', refresh_token: r1.body.refresh_token, client_id: pub.clientId });
+      expect(replay.status).toBe(400);
+      expect(replay.body.error).toBe('invalid_grant');
+      expect((await h.get('/tasks', { token: narrowed.body.access_token })).status).toBe(401);
+    });
+
+    it('confidential clients use client_secret_post; an expired code (60 s) is invalid_grant', async () => {
+      const { h, conf } = s;
+      const { code, verifier } = await codeFor(s, h.a.owner.id, 'tasks:read', conf.clientId);
+      const got = await apiToken(h, { grant_type: 'authorization_code', code, redirect_uri: APP, client_id: conf.clientId, client_secret: conf.clientSecret, code_verifier: verifier });
+      expect(got.status).toBe(200);
+      expect(got.body.scope).toBe('read');
+      expect((await h.get('/projects', { token: got.body.access_token })).status).toBe(403);
+      const late = await codeFor(s, h.a.owner.id, 'tasks:read', conf.clientId);
+      h.clock.advance(61_000);
+      const expired = await apiToken(h, { grant_type: 'authorization_code', code: late.code, redirect_uri: APP, client_id: conf.clientId, client_secret: conf.clientSecret, code_verifier: late.verifier });
+      expect(expired.status).toBe(400);
+      expect(expired.body.error).toBe('invalid_grant');
+    });
+
+    it('without the authorization server mounted, the API serves no /oauth/token', async () => {
+      const h = await harness(factory);
+      try {
+        const r = await apiToken(h, { grant_type: 'refresh_token', refresh_token: 'x', client_id: 'c' });
+        expect(r.status).toBe(404);
+      } finally {
+        await h.close();
+      }
+    });
+  });
+
+  const variants: TokenVariant[] = [
+    // What ships: memory on SQLite, the database on Postgres.
+    { label: 'default counters' },
+    // The other store: the database's counters on SQLite (its side file), memory on Postgres.
+    { label: 'the other store', tokenRateLimit: (store) => (store.dialect.capabilities.multiProcess ? memoryRateLimitStore() : store.rateLimitStore!()) },
+  ];
+  for (const v of variants) {
+    describe(`[${factory.name}] OAuth token endpoint on the API host: 120 per minute and 1,000 per hour per IP (${v.label})`, () => {
+      let s: Setup;
+      beforeAll(async () => { s = await setup(factory, { rateLimited: true, ...(v.tokenRateLimit ? { tokenRateLimit: v.tokenRateLimit } : {}) }); });
+      afterAll(async () => { await s.h.close(); });
+      // A request refused before any grant work (grant_type missing): 400 while admitted.
+      const form = { client_id: 'anyone' };
+
+      it('120 within a minute pass, the 121st is 429 {error: rate_limited, error_description, retryAfter} with Retry-After; no block: admitted again once the window allows', async () => {
+        const { h } = s;
+        h.clock.set('2026-03-02T09:00:00.000Z');
+        for (let i = 0; i < 120; i++) {
+          const r = await apiToken(h, form, { ip: '203.0.113.20', headers: { 'x-forwarded-for': `10.0.0.${i % 250}` } });
+          expect(r.status, `request ${i + 1}`).toBe(400);
+        }
+        const over = await apiToken(h, form, { ip: '203.0.113.20', headers: { 'x-forwarded-for': '10.9.9.9' } });
+        expect(over.status).toBe(429);
+        expect(over.body).toEqual({ error: 'rate_limited', error_description: expect.any(String), retryAfter: expect.any(Number) });
+        expect(over.headers['retry-after']).toBe(String(over.body.retryAfter));
+        expect(over.headers['cache-control']).toBe('no-store');
+        // Until the minute's window ends and the sliding estimate has room (60 s + 60/120 s, rounded up).
+        expect(over.body.retryAfter).toBe(61);
+        // Another address is not affected; the authorization server's endpoint counts apart.
+        expect((await apiToken(h, form, { ip: '203.0.113.21' })).status).toBe(400);
+        expect((await asRaw(h, form, { ip: '203.0.113.20' })).status).toBe(400);
+        // No block period: a refused request counted nowhere, and Retry-After later the address is admitted.
+        h.clock.advance(30_000);
+        expect((await apiToken(h, form, { ip: '203.0.113.20' })).status).toBe(429);
+        h.clock.advance(31_000);
+        expect((await apiToken(h, form, { ip: '203.0.113.20' })).status).toBe(400);
+      });
+
+      it('1,000 within an hour pass (at 100 a minute), the 1,001st is 429 until the hour has room; the authorization server\'s endpoint allows 120 a minute only', async () => {
+        const { h } = s;
+        h.clock.set('2026-03-02T10:00:00.000Z');
+        const ip = '203.0.113.30';
+        for (let i = 0; i < 1000; i++) {
+          const r = await apiToken(h, form, { ip });
+          if (r.status !== 400) expect(r.status, `request ${i + 1}`).toBe(400);
+          h.clock.advance(600);
+        }
+        // 10:10:00: the minute bucket has room, the hour's does not.
+        const over = await apiToken(h, form, { ip });
+        expect(over.status).toBe(429);
+        expect(over.body).toEqual({ error: 'rate_limited', error_description: expect.any(String), retryAfter: expect.any(Number) });
+        expect(over.headers['retry-after']).toBe(String(over.body.retryAfter));
+        // The hour's window ends at 11:00:00; 3.6 s later (an hour / 1,000) the sliding estimate has room: 50 min 4 s.
+        expect(over.body.retryAfter).toBe(50 * 60 + 4);
+        h.clock.advance(49 * MIN);
+        expect((await apiToken(h, form, { ip })).status).toBe(429);
+        h.clock.advance(MIN + 4_000);
+        expect((await apiToken(h, form, { ip })).status).toBe(400);
+
+        // The same traffic at the authorization server's endpoint: 1,200 in twelve minutes, all admitted.
+        h.clock.set('2026-03-02T12:00:00.000Z');
+        for (let i = 0; i < 1200; i++) {
+          const r = await asRaw(h, form, { ip });
+          if (r.status !== 400) expect(r.status, `AS request ${i + 1}`).toBe(400);
+          h.clock.advance(600);
+        }
+      });
+
+      it('sweeps of a shared store keep the hourly counters while they count (the v3 and legacy limiters sweep the database counters)', async () => {
+        const { h } = s;
+        h.clock.set('2026-03-02T14:00:00.000Z');
+        const ip = '203.0.113.40';
+        for (let i = 0; i < 1000; i++) {
+          await apiToken(h, form, { ip });
+          h.clock.advance(600);
+        }
+        h.clock.advance(40 * MIN);
+        // 14:50: what api.jobs.purge() runs when limits are on, over the database's counters.
+        await createRateLimiter({ store: 'database', sqlStore: h.store }).sweep!(h.clock.now());
+        await createLegacyRateLimiter({ store: 'database', sqlStore: h.store }).sweep!(h.clock.now());
+        await h.api.jobs.purge();
+        expect((await apiToken(h, form, { ip })).status).toBe(429);
+      });
+    });
+  }
+
+  describe(`[${factory.name}] OAuth token endpoint on the API host: tokenRateLimit: false`, () => {
+    it('turns the API host\'s limits off too', async () => {
+      const s = await setup(factory);
+      try {
+        for (let i = 0; i < 130; i++) expect((await apiToken(s.h, { client_id: 'x' }, { ip: '203.0.113.50' })).status).toBe(400);
+      } finally {
+        await s.h.close();
+      }
+    });
+  });
 }

@@ -1,28 +1,29 @@
 import { createHash } from 'node:crypto';
 import { describe, it, expect, beforeEach, afterEach, beforeAll, afterAll } from 'vitest';
 import * as oauth from 'oauth4webapi';
-import type { HttpRequest } from '@pmapi/core';
+import type { HttpRequest, RateLimitStore } from '@pmapi/core';
+import type { SqlStore } from '@pmapi/core/sql';
 import { harness, type Harness, type StoreFactory } from '../kit';
 
 const ISSUER = 'https://auth.alpha.test';
-const APP = 'https://app.example/callback';
+export const APP = 'https://app.example/callback';
 const MEMBER_HEADER = 'x-test-member';
 
-interface Setup {
+export interface Setup {
   h: Harness;
   pub: { clientId: string };
   conf: { clientId: string; clientSecret: string };
 }
 
 /** A harness with the authorization server mounted; the "session" is a test header naming the member. */
-async function setup(factory: StoreFactory, extra: { loopbackAnyPort?: boolean; rateLimited?: boolean } = {}): Promise<Setup> {
+export async function setup(factory: StoreFactory, extra: { loopbackAnyPort?: boolean; rateLimited?: boolean; tokenRateLimit?: (store: SqlStore) => RateLimitStore } = {}): Promise<Setup> {
   const h = await harness(factory, {
-    api: () => ({
+    api: (_clock, store) => ({
       oauth: {
         issuer: ISSUER,
         currentMember: (req: HttpRequest) => (req.headers[MEMBER_HEADER] as string | undefined) ?? null,
         signInUrl: (returnTo: string) => `https://app.alpha.test/sign-in?returnTo=${encodeURIComponent(returnTo)}`,
-        ...(extra.rateLimited ? {} : { tokenRateLimit: false as const }),
+        ...(extra.rateLimited ? (extra.tokenRateLimit ? { tokenRateLimit: extra.tokenRateLimit(store) } : {}) : { tokenRateLimit: false as const }),
         ...(extra.loopbackAnyPort ? { loopbackAnyPort: true } : {}),
       },
     }),
@@ -51,7 +52,7 @@ async function discover(h: Harness) {
 }
 
 /** Raw form POST to the token endpoint. */
-async function token(h: Harness, form: Record<string, string>, o: { headers?: Record<string, string>; ip?: string } = {}) {
+export async function token(h: Harness, form: Record<string, string>, o: { headers?: Record<string, string>; ip?: string } = {}) {
   const res = await h.api.oauth!.handle({
     method: 'POST', url: '/oauth/token', remoteAddress: o.ip ?? '198.51.100.7',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...(o.headers ?? {}) }, body: new URLSearchParams(form).toString(),
@@ -103,14 +104,14 @@ function query(location: string | undefined): URLSearchParams {
 }
 
 /** A code and verifier for a public client, consented by `memberId`. */
-async function codeFor(s: Setup, memberId: string, scope = 'read write', clientId = s.pub.clientId) {
+export async function codeFor(s: Setup, memberId: string, scope = 'read write', clientId = s.pub.clientId) {
   const a = await authorize(s.h, { clientId, memberId, scope });
   const q = query(a.location);
   expect(q.get('code')).toBeTruthy();
   return { code: q.get('code')!, verifier: a.verifier };
 }
 
-async function tokensFor(s: Setup, memberId: string, scope = 'read write') {
+export async function tokensFor(s: Setup, memberId: string, scope = 'read write') {
   const { code, verifier } = await codeFor(s, memberId, scope);
   const r = await token(s.h, { grant_type: 'authorization_code', code, redirect_uri: APP, client_id: s.pub.clientId, code_verifier: verifier });
   expect(r.status).toBe(200);

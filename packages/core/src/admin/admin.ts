@@ -88,7 +88,7 @@ export class Admin {
         name: 'General', initials: initialsOf('General'), color, secondaryColor: secondaryOf(color), isGeneral: true, order: 0, ownerId: owner.id,
       });
       const generalPortfolioId = general.id;
-      for (const name of this.defaultLabels) await seed('label', { name, isDefault: true });
+      for (const name of this.defaultLabels) await seed('label', { name, isDefault: true, type: 0 });
       return { id: teamId, name: input.name, ownerMemberId: owner.id, generalPortfolioId, roleIds };
     });
   }

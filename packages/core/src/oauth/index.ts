@@ -9,7 +9,7 @@ import { AUTHORIZE_PATH, METADATA_PATH, TOKEN_PATH, metadata } from './metadata'
 export { defaultConsentPage, CONSENT_TTL_MS } from './authorize';
 export type { ConsentView } from './context';
 export { metadata, AUTHORIZE_PATH, TOKEN_PATH, METADATA_PATH } from './metadata';
-export { TOKEN_RATE_LIMIT } from './token';
+export { TOKEN_RATE_LIMIT, API_HOST_TOKEN_RATE_LIMITS } from './token';
 export { CODE_TTL_MS, ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_MS } from './grants/shared';
 export { redirectUriProblem, redirectUriMatches, type OAuthClientType, type RegisterOAuthClientInput, type RegisteredOAuthClient } from './clients';
 export { s256 } from './pkce';
@@ -43,9 +43,10 @@ export interface OAuthOptions {
    */
   loopbackAnyPort?: boolean;
   /**
-   * Counters of the token endpoint's 120/minute per-IP limit (default: in
-   * memory, or in the database when several processes may share it);
-   * `false` turns the limit off.
+   * Counters of the token endpoints' per-IP limits — the authorization
+   * server's 120/minute, and 120/minute plus 1,000/hour on the API host's
+   * `{base_url}/oauth/token` (default: in memory, or in the database when
+   * several processes may share it); `false` turns both limits off.
    */
   tokenRateLimit?: RateLimitStore | false;
 }
@@ -72,7 +73,8 @@ export function validateIssuer(issuer: string): string {
   return issuer;
 }
 
-export function createOAuthServer(ctx: OAuthContext): OAuthServer {
+/** The authorization server, plus the API host's token endpoint (`{base_url}/oauth/token`: same grants, its own limits), which `api.handle` serves. */
+export function createOAuthServer(ctx: OAuthContext): OAuthServer & { handleApiHostToken(req: HttpRequest): Promise<HttpResponse> } {
   const base = new URL(ctx.issuer).pathname.replace(/\/$/, '');
   // RFC 8414 §3.1 inserts the well-known segment before the issuer's path; the spec appends it. Serve both.
   const metadataPaths = new Set([`${base}${METADATA_PATH}`, `${METADATA_PATH}${base}`]);
@@ -82,6 +84,7 @@ export function createOAuthServer(ctx: OAuthContext): OAuthServer {
   return {
     issuer: ctx.issuer,
     owns,
+    handleApiHostToken: (req) => handleToken(ctx, req, 'api-host'),
     async handle(req) {
       const path = req.url.split('?')[0]!;
       if (path === tokenPath) return handleToken(ctx, req);

@@ -5,10 +5,40 @@ import { CODE_VERIFIER_RE } from './pkce';
 import { findClient, secretMatches, type OAuthClientRow } from './clients';
 import { redeemCode } from './grants/code';
 import { refresh } from './grants/refresh';
-import { UNKNOWN_CLIENT_IP } from '../limits/index';
+import { UNKNOWN_CLIENT_IP, windowOf, type RateLimitStore } from '../limits/index';
 
 /** Spec "Limits": /oauth/token allows 120 requests per minute per IP, no block period. */
 export const TOKEN_RATE_LIMIT = { limit: 120, windowMs: 60_000 } as const;
+
+/** Spec "Limits": the /oauth/token on the API host allows 120 per minute and 1,000 per hour per IP, no block period. */
+export const API_HOST_TOKEN_RATE_LIMITS = [{ limit: 120, windowMs: 60_000 }, { limit: 1000, windowMs: 60 * 60_000 }] as const;
+
+/**
+ * Which token endpoint answers: the authorization server's (`{auth_url}/oauth/token`,
+ * the default) or the API host's (`{base_url}/oauth/token`, served by `api.handle`).
+ * Same grants, same code; only the per-IP limits differ.
+ */
+export type TokenEndpoint = 'authorization-server' | 'api-host';
+
+/**
+ * The API host's limit: both buckets must admit the request, counted per IP,
+ * no block period. Retry-After is when the tripped bucket surely admits again
+ * (its current fixed window's end plus window/limit: by then the sliding
+ * estimate is at most the limit), so a client waiting that long is admitted
+ * unless others from its address spend the room first. Which bucket tripped:
+ * the hourly one is given a 1 ms block and the minute one none, so the store's
+ * retryAfterMs (0 or 1) names it.
+ */
+async function apiHostLimit(ctx: OAuthContext, store: RateLimitStore, ip: string): Promise<void> {
+  const now = ctx.clock.now();
+  const buckets = API_HOST_TOKEN_RATE_LIMITS.map((r, i) => ({ key: `oauth-token-api:${i + 1}:ip:${ip}`, limit: r.limit, windowMs: r.windowMs, blockMs: i }));
+  const out = await store.hit(buckets, now);
+  if (out.admitted) return;
+  const rule = API_HOST_TOKEN_RATE_LIMITS[out.retryAfterMs >= 1 ? 1 : 0];
+  const retryAfter = Math.max(1, Math.ceil((windowOf(now, rule.windowMs).resetMs + Math.ceil(rule.windowMs / rule.limit)) / 1000));
+  throw new OAuthError('rate_limited', `Too many token requests from this address (at most ${rule.limit} per ${rule.windowMs === 60_000 ? 'minute' : 'hour'}); retry after ${retryAfter} s`, 429,
+    { 'retry-after': String(retryAfter) }, { retryAfter });
+}
 
 const JSON_NO_STORE = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache' };
 
@@ -47,13 +77,15 @@ async function authenticateClient(ctx: OAuthContext, form: URLSearchParams): Pro
   return client;
 }
 
-/** `POST {auth_url}/oauth/token` (RFC 6749 §3.2, OAuth 2.1 §3.2), form-encoded. */
-export async function handleToken(ctx: OAuthContext, req: HttpRequest): Promise<HttpResponse> {
+/** `POST {auth_url}/oauth/token` (RFC 6749 §3.2, OAuth 2.1 §3.2), form-encoded; also `POST {base_url}/oauth/token` (`endpoint: 'api-host'`). */
+export async function handleToken(ctx: OAuthContext, req: HttpRequest, endpoint: TokenEndpoint = 'authorization-server'): Promise<HttpResponse> {
   try {
     if (req.method.toUpperCase() !== 'POST') {
       throw new OAuthError('invalid_request', 'The token endpoint accepts POST only', 405, { allow: 'POST' });
     }
-    if (ctx.tokenLimit) {
+    if (endpoint === 'api-host') {
+      if (ctx.tokenLimit) await apiHostLimit(ctx, ctx.tokenLimit, ctx.clientIp(req) || UNKNOWN_CLIENT_IP);
+    } else if (ctx.tokenLimit) {
       const ip = ctx.clientIp(req) || UNKNOWN_CLIENT_IP;
       const out = await ctx.tokenLimit.hit([{ key: `oauth-token:ip:${ip}`, ...TOKEN_RATE_LIMIT, blockMs: 0 }], ctx.clock.now());
       if (!out.admitted) {

@@ -15,16 +15,20 @@ export const labelResource = defineResource({
     name: f.string({ trim: true, min: 1, max: 100, required: true }),
     color: f.hexColor({ nullable: true }),
     isDefault: f.readOnly('boolean'),
+    // The legacy v1.0 label type (spec "Legacy label (tag)"): 0 or 1, default 0 (docs/not-shown.md "Legacy v1.0 surface").
+    type: f.integer({ min: 0, max: 1 }),
   },
   filters: {
     name: { ops: ['eq', 'contains', 'startsWith'] },
     isDefault: { ops: ['eq'] },
+    type: { ops: ['eq'] },
     createdAt: { ops: RANGE },
   },
   defaultSort: 'name',
   hooks: {
     beforeCreate(_ctx, input) {
       input.isDefault = false;
+      input.type ??= 0;
     },
     beforeUpdate(_ctx, current, patch) {
       if (current.isDefault && 'name' in patch && patch.name !== current.name) {

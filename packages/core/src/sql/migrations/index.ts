@@ -25,6 +25,7 @@ import { membersAndAgents } from './0022-members-and-agents';
 import { projectFolderNames } from './0023-project-folder-names';
 import { activityAudience } from './0024-activity-audience';
 import { linkOrderIndex } from './0025-link-order-index';
+import { labelType } from './0026-label-type';
 
 export { tableOf, createTable, type Cols } from './table';
 export { backfillDiscussionChats } from './0019-discussion-chats';
@@ -67,6 +68,7 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0023_project_folder_names': projectFolderNames(d),
     '0024_activity_audience': activityAudience(d),
     '0025_link_order_index': linkOrderIndex(),
+    '0026_label_type': labelType(d),
   };
 }
 
