@@ -292,7 +292,66 @@ export function legacyLimitsSuite(factory: StoreFactory): void {
     });
   }
 
+  legacyOverHttpSuite(factory);
   apiHostTokenSuite(factory);
+}
+
+/** The limiter in the legacy pipeline (between authentication and the operation), through `api.handle`. */
+function legacyOverHttpSuite(factory: StoreFactory): void {
+  for (const kind of ['memory', 'database'] as const) {
+    describe(`[${factory.name}] Legacy v1.0 rate limits through api.handle (${kind} store)`, () => {
+      let h: Harness;
+      beforeAll(async () => {
+        h = await harness(factory, {
+          api: (_clock, store) => ({
+            legacyRateLimiter: createLegacyRateLimiter({
+              store: kind, sqlStore: store,
+              limits: { GET: [{ limit: 3, windowMs: 5 * MIN, keyBy: 'token' }, { limit: 5, windowMs: MIN, keyBy: 'ip' }] },
+            }),
+          }),
+        });
+      });
+      afterAll(async () => { await h.close(); });
+      const get = async (token: string | null, ip = '203.0.113.60') => parse(await h.api.handle({
+        method: 'GET', url: '/api/v1.0/subteams', headers: token === null ? {} : { authorization: `Bearer ${token}` }, remoteAddress: ip,
+      }));
+
+      it('admitted answers carry X-RateLimit-*; over the limit: 429 {message, code: 429}, Retry-After = the remaining block, the legacy headers, no X-RateLimit-*', async () => {
+        h.clock.set('2026-03-03T09:00:00.000Z');
+        // Requests without a valid token are answered 401 before limiting and use no bucket.
+        for (let i = 0; i < 6; i++) expect((await get(null)).status).toBe(401);
+        for (let i = 0; i < 3; i++) {
+          const r = await get(h.a.owner.token);
+          expect(r.status).toBe(200);
+          expect(r.headers['x-ratelimit-limit']).toBe('3');
+          expect(r.headers['x-ratelimit-remaining']).toBe(String(2 - i));
+        }
+        const over = await get(h.a.owner.token);
+        expect(over.status).toBe(429);
+        expect(over.body).toEqual({ message: expect.any(String), code: 429 });
+        expect(over.headers['retry-after']).toBe('3600');
+        expect(over.headers.deprecation).toBe('true');
+        expect(Object.keys(over.headers).filter((k) => k.startsWith('x-ratelimit'))).toEqual([]);
+        // The v3 surface is not affected (its own limiter, off in this harness).
+        expect((await h.get('/tasks')).status).toBe(200);
+        // Per IP: two more tokens from the address fill its bucket (5 a minute: 3 + 2), the next is refused for 10 minutes.
+        expect((await get(h.a.regular.token)).status).toBe(200);
+        expect((await get(h.a.client.token)).status).toBe(200);
+        const ipOver = await get(h.b.owner.token);
+        expect(ipOver.status).toBe(429);
+        expect(ipOver.headers['retry-after']).toBe('600');
+        expect((await get(h.b.owner.token, '203.0.113.61')).status).toBe(200);
+        // 20 minutes later the address is free again; the token's hour-long block has 40 minutes left.
+        h.clock.advance(20 * MIN);
+        expect((await get(h.b.owner.token)).status).toBe(200);
+        const still = await get(h.a.owner.token);
+        expect(still.status).toBe(429);
+        expect(still.headers['retry-after']).toBe(String(40 * 60));
+        h.clock.advance(40 * MIN);
+        expect((await get(h.a.owner.token)).status).toBe(200);
+      });
+    });
+  }
 }
 
 const HOUR = 60 * MIN;
