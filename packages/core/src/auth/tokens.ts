@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ProblemError } from '../errors/problem';
@@ -16,8 +17,11 @@ export const PAT_SECRET_LENGTH = 40;
 /** `lastUsedAt` is recorded at most this often per token (ms). */
 export const LAST_USED_GRANULARITY_MS = 60_000;
 
+/** One-shot hashing (Node ≥ 20.12): a third of createHash's cost on the per-request token check. */
+const oneShot = (crypto as { hash?: (alg: string, data: string, enc: 'hex') => string }).hash;
+
 export function sha256(s: string): string {
-  return createHash('sha256').update(s).digest('hex');
+  return oneShot ? oneShot('sha256', s, 'hex') : createHash('sha256').update(s).digest('hex');
 }
 
 /** The same 401 for a missing-in-store, revoked, truncated or malformed token (spec "Authentication" rule 6). */
