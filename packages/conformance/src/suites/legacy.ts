@@ -388,6 +388,14 @@ export function legacySuite(factory: StoreFactory): void {
         expect(leave).toEqual({ message: expect.any(String), id });
         expect(ok(await legacy(h, 'GET', `/subteams/${id}`)).members).toEqual([]);
         expectLegacyError(await legacy(h, 'GET', `/subteams/${id}/leave`), 405);
+        // Leaving again, and removing ids that are not on the roster, change nothing and still answer.
+        const { result: again, events: none } = await during(h, () => legacy(h, 'POST', `/subteams/${id}/leave`));
+        ok(again, 201);
+        expect(ofType(none, 'portfolio.members.removed')).toHaveLength(0);
+        ok(await legacy(h, 'DELETE', `/subteams/${id}/members`, { body: { members_ids: [h.a.client.id] } }));
+        // A member without portfolios:write (a client) cannot leave: roster changes are writes.
+        ok(await legacy(h, 'PUT', `/subteams/${id}/members`, { body: { members_ids: [h.a.client.id] } }));
+        expectLegacyError(await legacy(h, 'POST', `/subteams/${id}/leave`, { token: h.a.client.token }), 403);
       });
 
       it('an Idempotency-Key replays a legacy create like a v3 one (one record, one event)', async () => {
