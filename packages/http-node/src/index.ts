@@ -125,7 +125,11 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     const limit = req.method === 'PUT' ? uploadLimit : bodyLimit;
     // The OAuth 2.1 server's paths (discovery, /oauth/authorize, /oauth/token), when `api.oauth` is mounted.
     const oauth = api.oauth?.owns(path) ? api.oauth : undefined;
-    if (next && !oauth && path !== base && !path.startsWith(`${base}/`)) return next();
+    // The token endpoint on the API host (`{base_url}/oauth/token`, beside the v3 base), which `api.handle` serves
+    // when `api.oauth` is mounted and the authorization server's own token path is elsewhere: a form endpoint too.
+    const apiToken = !oauth && api.oauth !== undefined && path === `${base.endsWith('/api/v3') ? base.slice(0, -'/api/v3'.length) : ''}/oauth/token`;
+    const form = oauth !== undefined || apiToken;
+    if (next && !oauth && !apiToken && path !== base && !path.startsWith(`${base}/`)) return next();
 
     let answered = false;
     let drained = 0;
@@ -164,7 +168,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     const declared = Number(req.headers['content-length'] ?? 0);
     let bodyTimer: NodeJS.Timeout | undefined;
     // (The OAuth endpoints answer any Authorization header themselves, in RFC 6749's error shape.)
-    if (!oauth && authorization && authorization.length > 1) {
+    if (!form && authorization && authorization.length > 1) {
       const out = api.problem('unauthorized', 'Send exactly one Authorization header', url);
       answerEarly({ ...out, headers: { ...out.headers, 'www-authenticate': 'Bearer' } });
       return;
@@ -193,7 +197,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
       }
       const empty = parsed === null || (typeof parsed === 'object' && Object.keys(parsed as object).length === 0 && !declared);
       // OAuth endpoints take forms (express.urlencoded() left an object): encode it back.
-      dispatch(empty ? undefined : Buffer.from(oauth && typeof parsed === 'object' ? new URLSearchParams(parsed as Record<string, string>).toString() : JSON.stringify(parsed)));
+      dispatch(empty ? undefined : Buffer.from(form && typeof parsed === 'object' ? new URLSearchParams(parsed as Record<string, string>).toString() : JSON.stringify(parsed)));
       return;
     }
     const chunks: Buffer[] = [];
