@@ -46,6 +46,8 @@ export interface NodeServerOptions extends NodeHandlerOptions {
 }
 
 export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
+/** Where the core serves the legacy v1.0 surface (`api.handle`); answered here like v3, also in middleware use. */
+const LEGACY_BASE = '/api/v1.0';
 export const DEFAULT_UPLOAD_LIMIT = 64 * 1024 * 1024;
 export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
@@ -121,15 +123,17 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
   return function pmapiHandler(req: IncomingMessage, res: ServerResponse, next?: Next): void {
     const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/';
     const path = url.split('?')[0]!;
-    // PUT is only ever a blob upload: it gets the upload limit.
-    const limit = req.method === 'PUT' ? uploadLimit : bodyLimit;
+    // The frozen legacy v1.0 surface, which `api.handle` serves at /api/v1.0 (issue 15).
+    const legacy = path === LEGACY_BASE || path.startsWith(`${LEGACY_BASE}/`);
+    // PUT is a blob upload (the upload limit), except on the legacy surface, where it is an update.
+    const limit = req.method === 'PUT' && !legacy ? uploadLimit : bodyLimit;
     // The OAuth 2.1 server's paths (discovery, /oauth/authorize, /oauth/token), when `api.oauth` is mounted.
     const oauth = api.oauth?.owns(path) ? api.oauth : undefined;
     // The token endpoint on the API host (`{base_url}/oauth/token`, beside the v3 base), which `api.handle` serves
     // when `api.oauth` is mounted and the authorization server's own token path is elsewhere: a form endpoint too.
     const apiToken = !oauth && api.oauth !== undefined && path === `${base.endsWith('/api/v3') ? base.slice(0, -'/api/v3'.length) : ''}/oauth/token`;
     const form = oauth !== undefined || apiToken;
-    if (next && !oauth && !apiToken && path !== base && !path.startsWith(`${base}/`)) return next();
+    if (next && !oauth && !apiToken && !legacy && path !== base && !path.startsWith(`${base}/`)) return next();
 
     let answered = false;
     let drained = 0;
