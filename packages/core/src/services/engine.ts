@@ -1,13 +1,7 @@
 import type { Kysely } from 'kysely';
-import { clip, notFound, ProblemError, validationError } from '../errors/problem';
-import { iso } from '../clock/index';
+import { notFound, ProblemError } from '../errors/problem';
 import type { Rec, Resource } from '../resources/define-resource';
-import { Repo } from '../sql/repo';
-import { insertOutbox } from '../sql/queries/outbox';
 import { rewriteAudience, storedAudience } from '../sql/queries/activity';
-import { ensureIdentityActor, ensureMemberActor, ensureServiceActor, SYSTEM_ACTOR_NAME, systemActorId } from '../sql/queries/actors';
-import { rowsDueForPurge } from '../sql/queries/purge';
-import type { LiveWebhook } from '../sql/queries/webhooks';
 import type { SqlStore } from '../sql/dialect';
 import { nextCursor as nextPageCursor } from '../query/page';
 import { takePage, type Outcome } from '../presenters/v3';
@@ -15,18 +9,21 @@ import type { ParsedList, ReadPlan } from '../query/parse';
 import type { FieldCondition } from '../sql/plan';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
-import { OversizedArray } from '../http/body';
-import { assertUnchangedSince, audienceOf, destroyDependants, eventPayload, followProject, newRecord } from './records';
+import { assertUnchangedSince, audienceOf, destroyDependants, followProject, newRecord } from './records';
 import { materialize, toResponse, assertExpandReadable, jsonShape, jsonPagePlan, EXPAND_ROW_BUDGET } from './serialize';
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
 import type { EngineConfig } from './config';
-import { ProjectAccess, accessFields } from './access';
-import { enqueueWebhookJobs } from '../webhooks/enqueue';
+import { accessFields } from './access';
+import { readContext, writeContext } from './write-context';
+import { flushEvents, lifecycleEvent, membershipEvents } from './events';
+import { checkRefs, checkTargets, fieldOfRelation, linkedIds, relationIds, unlisted, visibleAmong } from './references';
+import { purge } from './purge';
 
 export const SOFT_DELETE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export { BATCH_MAX } from '../resources/fields';
 
 export type { OpResult } from '../presenters/v3';
+export { membershipEvents } from './events';
 
 /** The standard operations of spec "Standard operations", for any declared resource. */
 export class Engine {
@@ -35,86 +32,17 @@ export class Engine {
     readonly config: EngineConfig,
   ) {}
 
+  /** The context of a read (services/write-context.ts). */
   readContext(principal: Principal, db: Kysely<any> = this.store.db): ReadContext {
-    const { registry, clock, ids } = this.config;
-    const ctx = { principal, teamId: principal.teamId, repo: new Repo(db, this.store.dialect), registry, clock, ids, cursorSecret: this.config.cursorSecret, files: this.config.files, now: clock.now() } as Omit<ReadContext, 'access'> & { access: ProjectAccess };
-    ctx.access = new ProjectAccess(ctx as ReadContext);
-    return ctx as ReadContext;
+    return readContext(this.store, this.config, principal, db);
   }
 
-  /** A write context bound to a transaction; `events` collects what `emit` records. */
   /**
-   * The context of one write transaction. `serviceActor`: the writes are a
-   * service's (a job's cron or recurringTask actor), not the principal's.
+   * The context of one write transaction (services/write-context.ts); `events` collects what `emit` records.
+   * `serviceActor`: the writes are a service's (a job's cron or recurringTask actor), not the principal's.
    */
   writeContext(principal: Principal, trx: Kysely<any>, events: PendingEvent[], serviceActor?: { id: string; type: ActorType }): WriteContext {
-    const base = this.readContext(principal, trx);
-    const dialect = this.store.dialect;
-    let lastStamp = 0;
-    // References checked in this request (existence and project); rows looked up once (again only to lock them).
-    const seen = new Map<string, Rec>();
-    const locked = new Set<string>();
-    const ctx: WriteContext = {
-      ...base,
-      db: trx,
-      emit: (e) => {
-        events.push(e);
-      },
-      actor: async () => {
-        if (serviceActor) return serviceActor;
-        const identity = principal.identity;
-        if (identity === 'agent' || identity === 'automation') {
-          // An agent's or automation's credential (docs/not-shown.md "Agents and automations").
-          principal.actorId ??= await ensureIdentityActor(trx, dialect, base.registry.get('actor').table, {
-            teamId: principal.teamId, memberId: principal.memberId, type: identity, displayName: principal.memberName, now: base.now,
-          });
-          return { id: principal.actorId, type: identity as ActorType };
-        }
-        if (principal.actorId) return { id: principal.actorId, type: 'human' as ActorType };
-        const actors = base.registry.get('actor');
-        if (!principal.memberId) {
-          // No member calls (the purge job, the admin API): the workspace's systemDefault actor stamps the change.
-          const id = await ensureServiceActor(trx, dialect, actors.table, {
-            id: systemActorId(principal.teamId), teamId: principal.teamId, type: 'systemDefault', displayName: SYSTEM_ACTOR_NAME, now: base.now,
-          });
-          return { id, type: 'systemDefault' as ActorType };
-        }
-        principal.actorId = await ensureMemberActor(trx, dialect, actors.table, {
-          id: base.ids.uuid(), teamId: principal.teamId, memberId: principal.memberId, displayName: principal.memberName, now: base.now,
-        });
-        return { id: principal.actorId, type: 'human' as ActorType };
-      },
-      mustGet: async (r, id, field, opts) => {
-        const res = typeof r === 'string' ? base.registry.get(r) : r;
-        const memoKey = `${res.name}:${id}`;
-        const lock = opts?.lock;
-        const known = seen.get(memoKey);
-        // SQLite serialises writers (no row locks): a record already read in this transaction is as good as locked.
-        if (known && (!lock || locked.has(memoKey) || !dialect.capabilities.forUpdate)) return known;
-        const rec = await base.repo.get(res, principal.teamId, id, lock ? { lock } : {});
-        if (!rec) throw notFound(res.name, id, field);
-        seen.set(memoKey, rec);
-        if (lock) locked.add(memoKey);
-        return rec;
-      },
-      remember: (r, rec) => {
-        const res = typeof r === 'string' ? base.registry.get(r) : r;
-        seen.set(`${res.name}:${rec.id as string}`, rec);
-      },
-      stamp: (previous) => {
-        let t = base.now;
-        if (previous !== undefined && t <= previous) t = previous + 1;
-        if (t <= lastStamp) t = lastStamp + 1;
-        lastStamp = t;
-        return t;
-      },
-      touch: async (previous) => {
-        const actor = await ctx.actor();
-        // updatedById: stored only by resources declaring `memberStamps` (the others have no such column).
-        return { updatedAt: ctx.stamp(previous), updatedByActorId: actor.id, updatedByActorType: actor.type, updatedById: principal.memberId || null };
-      },
-    };
-    return ctx;
+    return writeContext(this.store, this.config, principal, trx, events, serviceActor);
   }
 
   /** Serialise records for a response (relation ids, expand, fields). */
@@ -206,79 +134,6 @@ export class Engine {
 
   // --- writes ---------------------------------------------------------------
 
-  /** A lifecycle event (`audience`: who may see the record, computed from it unless given). */
-  private async event(ctx: WriteContext, res: Resource, action: string, rec: Rec, payload: Record<string, unknown>, audience?: readonly string[]) {
-    if (!res.events) return;
-    const who = audience ?? (await audienceOf(ctx, res, rec));
-    ctx.emit({
-      type: `${res.name}.${action}`,
-      aggregateType: res.name,
-      aggregateId: rec.id,
-      projectId: res.projectIdOf(rec),
-      payload: { [res.name]: eventPayload(res, payload) },
-      ...(who ? { audience: who } : {}),
-    });
-  }
-
-  private async membershipEvents(ctx: WriteContext, res: Resource, rec: Rec, relation: string, ids: string[], change: 'added' | 'removed') {
-    await membershipEvents(ctx, res, rec, relation, ids, change);
-  }
-
-  /**
-   * Check every id of a relation set exists in the workspace: else 404
-   * m2m_target_not_found with `missing`. Ids in `linked` (the set as it is)
-   * may name rows no longer live (a trashed project): keeping or unlinking
-   * such a link is allowed. The targets are key-share locked (sql/repo.ts
-   * RowLock): one deleted meanwhile waits, then drops the new link.
-   */
-  private async checkTargets(ctx: WriteContext, res: Resource, relation: string, parent: Rec | undefined, ids: string[], field?: string, linked?: () => Promise<ReadonlySet<string>>) {
-    const rel = res.relations![relation]!;
-    if (!rel.supported) {
-      if (ids.length === 0) return [];
-      throw new ProblemError('m2m_not_supported', `${res.path} does not support '${relation}' yet`, { relation });
-    }
-    if (ids.length === 0) return [];
-    const target = ctx.registry.get(rel.target);
-    // Rows the target's routes never serve (`unlisted`) count as missing.
-    const found = (await ctx.repo.getMany(target, ctx.teamId, ids, undefined, { lock: 'share' })).filter((f) => !unlisted(target, f));
-    const have = new Set(found.map((f) => f.id));
-    let absent = ids.filter((i) => !have.has(i));
-    if (absent.length && linked) {
-      const already = await linked();
-      absent = absent.filter((i) => !already.has(i));
-    }
-    if (absent.length) {
-      const missing = absent.map((i) => clip(i, 100));
-      if (rel.notFoundCode) throw new ProblemError(rel.notFoundCode, `${relation} holds ids that are not in this workspace`, { missing, relation });
-      throw new ProblemError('m2m_target_not_found', `${missing.length} id(s) of '${relation}' do not exist in this workspace`, {
-        missing, relation, ...(field ? { field } : {}),
-      });
-    }
-    for (const f of found) await ctx.access.assertRecord(target, f);
-    if (rel.validate && parent) await rel.validate(ctx, parent, ids);
-    return found;
-  }
-
-  /** The ids a row's relation set holds now (live targets or not). */
-  private async linkedIds(ctx: WriteContext, res: Resource, relation: string, id: string): Promise<ReadonlySet<string>> {
-    return new Set((await ctx.repo.linksOf(`${res.name}.${relation}`, [id])).get(id) ?? []);
-  }
-
-  private async checkRefs(ctx: WriteContext, res: Resource, values: Record<string, unknown>) {
-    for (const [key, v] of Object.entries(values)) {
-      const def = res.fields[key];
-      if (def?.ref && typeof v === 'string') {
-        const target = ctx.registry.get(def.ref);
-        // A reference into a project the caller cannot open is refused like a direct access.
-        // Key-share locked: a concurrent delete of the target waits, then sees (and cascades or clears) this reference.
-        const rec = await ctx.mustGet(target, v, key, { lock: 'share' });
-        // A row its routes never serve (`unlisted`) is missing to a reference too, unless the field declares `reachesUnlisted`.
-        if (unlisted(target, rec) && !def.reachesUnlisted) throw notFound(target.name, v, key);
-        await ctx.access.assertRecord(target, rec);
-      }
-    }
-  }
-
   async create(ctx: WriteContext, res: Resource, body: unknown, view: ReadPlan): Promise<Outcome> {
     await res.hooks?.lockFirst?.(ctx, body);
     const { values, relations } = prepareBody(res, body, 'create');
@@ -292,8 +147,8 @@ export class Engine {
     }
     // Access first: a closed project's statuses and lists must not shape the answer.
     if (res.projectField && typeof values[res.projectField] === 'string') await ctx.access.assertProject(values[res.projectField] as string);
-    await this.checkRefs(ctx, res, values);
-    for (const [relation, ids] of Object.entries(relations)) await this.checkTargets(ctx, res, relation, undefined, ids, fieldOfRelation(res, relation));
+    await checkRefs(ctx, res, values);
+    for (const [relation, ids] of Object.entries(relations)) await checkTargets(ctx, res, relation, undefined, ids, fieldOfRelation(res, relation));
     await res.hooks?.beforeCreate?.(ctx, values);
     if (res.projectField && typeof values[res.projectField] === 'string') await ctx.access.assertProject(values[res.projectField] as string);
     const rec = await newRecord(ctx, res, values);
@@ -303,7 +158,7 @@ export class Engine {
       const rel = res.relations![relation]!;
       if (rel.validate) await rel.validate(ctx, rec, ids);
       const added = await ctx.repo.addLinks(`${res.name}.${relation}`, ctx.teamId, rec.id, ids, now);
-      await this.membershipEvents(ctx, res, rec, relation, added, 'added');
+      await membershipEvents(ctx, res, rec, relation, added, 'added');
       await res.hooks?.afterLinksChange?.(ctx, rec, relation, added, []);
     }
     let stored: Rec;
@@ -322,7 +177,7 @@ export class Engine {
       payload = toResponse(res, rec, links);
       res.hooks?.present?.(ctx, rec, payload);
     }
-    await this.event(ctx, res, 'created', stored, payload);
+    await lifecycleEvent(ctx, res, 'created', stored, payload);
     const revealed = res.hooks?.reveal?.(ctx, stored);
     return { kind: 'record', record: await this.shown(ctx, res, stored, view, payload), created: true, ...(revealed ? { revealed } : {}) };
   }
@@ -348,8 +203,8 @@ export class Engine {
     if (res.projectField && typeof patch[res.projectField] === 'string' && patch[res.projectField] !== current[res.projectField]) {
       await ctx.access.assertProject(patch[res.projectField] as string);
     }
-    await this.checkRefs(ctx, res, patch);
-    for (const [relation, ids] of Object.entries(relations)) await this.checkTargets(ctx, res, relation, current, ids, fieldOfRelation(res, relation), () => this.linkedIds(ctx, res, relation, id));
+    await checkRefs(ctx, res, patch);
+    for (const [relation, ids] of Object.entries(relations)) await checkTargets(ctx, res, relation, current, ids, fieldOfRelation(res, relation), () => linkedIds(ctx, res, relation, id));
     await res.hooks?.beforeUpdate?.(ctx, current, patch);
     if (res.projectField && typeof patch[res.projectField] === 'string' && patch[res.projectField] !== current[res.projectField]) {
       await ctx.access.assertProject(patch[res.projectField] as string);
@@ -367,11 +222,11 @@ export class Engine {
       const want = new Set(ids);
       // A body set replaces what the caller can see: links to records hidden from them (a task of a project they
       // cannot open) stay, as they were never shown to the caller (docs/not-shown.md "Replacing a set").
-      const dropped = await this.visibleAmong(ctx, res.relations![relation]!.target, existing.filter((x) => !want.has(x)));
+      const dropped = await visibleAmong(ctx, res.relations![relation]!.target, existing.filter((x) => !want.has(x)));
       const removed = await ctx.repo.removeLinks(kind, id, dropped);
       const added = await ctx.repo.addLinks(kind, ctx.teamId, id, ids, now);
-      await this.membershipEvents(ctx, res, after, relation, removed, 'removed');
-      await this.membershipEvents(ctx, res, after, relation, added, 'added');
+      await membershipEvents(ctx, res, after, relation, removed, 'removed');
+      await membershipEvents(ctx, res, after, relation, added, 'added');
       await res.hooks?.afterLinksChange?.(ctx, after, relation, added, removed);
     }
     await res.hooks?.afterUpdate?.(ctx, current, after);
@@ -384,7 +239,7 @@ export class Engine {
     // The row as the update stored it, unless anything was written since (links, hooks, dependants): then read it again.
     const stored = ctx.repo.writes === writes ? written : (await ctx.repo.get(res, ctx.teamId, id, { links: true }))!;
     const payload = await this.payloadOf(ctx, res, stored);
-    await this.event(ctx, res, 'updated', stored, payload);
+    await lifecycleEvent(ctx, res, 'updated', stored, payload);
     return { kind: 'record', record: await this.shown(ctx, res, stored, view, payload) };
   }
 
@@ -400,7 +255,7 @@ export class Engine {
         const revoked = { [res.revokeField]: ctx.now, ...(await ctx.touch(current.updatedAt)) };
         await ctx.repo.update(res, ctx.teamId, id, revoked);
         const after = { ...current, ...revoked };
-        if (res.events) await this.event(ctx, res, 'updated', after, await this.payloadOf(ctx, res, after));
+        if (res.events) await lifecycleEvent(ctx, res, 'updated', after, await this.payloadOf(ctx, res, after));
       }
       return { kind: 'done' };
     }
@@ -419,24 +274,11 @@ export class Engine {
       // Who may see it is read before its links go.
       const audience = await audienceOf(ctx, res, current);
       await this.destroy(ctx, res, current);
-      await this.event(ctx, res, 'removed', removed, payload, audience ?? undefined);
+      await lifecycleEvent(ctx, res, 'removed', removed, payload, audience ?? undefined);
       return { kind: 'done' };
     }
-    await this.event(ctx, res, 'removed', removed, payload);
+    await lifecycleEvent(ctx, res, 'removed', removed, payload);
     return { kind: 'done' };
-  }
-
-  /**
-   * Of these ids of `target` records, the ones the caller may see: live
-   * records they may open, and ids of no live record (nothing hides those).
-   */
-  private async visibleAmong(ctx: WriteContext, target: string, ids: string[]): Promise<string[]> {
-    if (ids.length === 0) return ids;
-    const res = this.config.registry.get(target);
-    const live = await ctx.repo.getMany(res, ctx.teamId, ids);
-    const seen = new Set((await ctx.access.filterRecords(res, live)).map((r) => r.id));
-    const exists = new Set(live.map((r) => r.id));
-    return ids.filter((x) => seen.has(x) || !exists.has(x));
   }
 
   /** Remove a row for good, with its dependants and links. */
@@ -462,7 +304,7 @@ export class Engine {
     await ctx.repo.update(res, ctx.teamId, id, { purgeAt: null, deletedById: null, ...(await ctx.touch(current.updatedAt)) });
     const stored = (await ctx.repo.get(res, ctx.teamId, id, { links: true }))!;
     const payload = await this.payloadOf(ctx, res, stored);
-    await this.event(ctx, res, 'restored', stored, payload);
+    await lifecycleEvent(ctx, res, 'restored', stored, payload);
     return { kind: 'record', record: await this.shown(ctx, res, stored, view, payload) };
   }
 
@@ -484,153 +326,30 @@ export class Engine {
     const kind = `${res.name}.${relation}`;
     let changed: string[];
     if (change === 'add') {
-      await this.checkTargets(ctx, res, relation, current, ids, undefined, () => this.linkedIds(ctx, res, relation, id));
+      await checkTargets(ctx, res, relation, current, ids, undefined, () => linkedIds(ctx, res, relation, id));
       changed = await ctx.repo.addLinks(kind, ctx.teamId, id, ids, ctx.now);
     } else {
       // Unlinking needs only the link: a target no longer live (a trashed project) can still be unlinked.
-      await this.checkTargets(ctx, res, relation, undefined, ids, undefined, () => this.linkedIds(ctx, res, relation, id));
+      await checkTargets(ctx, res, relation, undefined, ids, undefined, () => linkedIds(ctx, res, relation, id));
       changed = await ctx.repo.removeLinks(kind, id, ids);
     }
     let rec = current;
     if (changed.length) {
       await ctx.repo.update(res, ctx.teamId, id, { ...(await ctx.touch(current.updatedAt)) });
       rec = (await ctx.repo.get(res, ctx.teamId, id, { links: true }))!;
-      await this.membershipEvents(ctx, res, rec, relation, changed, change === 'add' ? 'added' : 'removed');
+      await membershipEvents(ctx, res, rec, relation, changed, change === 'add' ? 'added' : 'removed');
       await res.hooks?.afterLinksChange?.(ctx, rec, relation, change === 'add' ? changed : [], change === 'add' ? [] : changed);
     }
     return { kind: 'record', record: await this.shown(ctx, res, rec, view) };
   }
 
-  /** Write collected events to the outbox in the same transaction (the delivery envelope of spec "Delivery request"). */
+  /** Write collected events to the outbox in the same transaction (services/events.ts). */
   async flushEvents(trx: Kysely<any>, principal: Principal, events: PendingEvent[], now: number): Promise<void> {
-    if (events.length === 0) return;
-    const d = this.store.dialect;
-    const rows = events.map((e) => {
-      const eventId = this.config.ids.uuid();
-      const envelope = {
-        eventId,
-        type: e.type,
-        aggregateType: e.aggregateType,
-        aggregateId: e.aggregateId,
-        teamId: principal.teamId,
-        projectId: e.projectId,
-        triggeredBy: principal.identity === 'agent'
-          ? { source: 'agent', agentId: principal.memberId }
-          : principal.memberId && principal.identity !== 'automation'
-            ? { source: 'human', userId: principal.userId, teamMemberId: principal.memberId }
-            : { source: 'system' },
-        timestamp: iso(now),
-        payload: e.payload,
-      };
-      return {
-        id: eventId, team_id: principal.teamId, type: e.type, aggregate_type: e.aggregateType, aggregate_id: e.aggregateId,
-        project_id: e.projectId, body: d.encode('json', envelope), created_at: d.encode('timestamp', now),
-        // What the activity feed scopes by (routes/activity.ts): who may see the event, and who wrote it.
-        audience: storedAudience(this.config.registry.byName.get(e.aggregateType), e.payload[e.aggregateType] as Record<string, unknown> | undefined, e.audience),
-        member_id: principal.memberId || null,
-      };
-    });
-    let hooks: LiveWebhook[] | undefined;
-    for (let i = 0; i < rows.length; i += 100) {
-      const batch = rows.slice(i, i + 100);
-      const params = batch.flatMap((r) => Object.values(r));
-      // The last batch also reads the team's live webhooks for the job queue, in the same statement (where the dialect can).
-      const last = i + 100 >= rows.length;
-      const found = await insertOutbox(trx, d, batch, params, last ? principal.teamId : undefined);
-      if (found) hooks = found;
-    }
-    await enqueueWebhookJobs(trx, d, principal.teamId, rows.map((r, i) => ({ id: r.id, type: r.type, audience: events[i]!.audience })), now, hooks);
+    return flushEvents(this.store, this.config, trx, principal, events, now);
   }
 
-  /** Destroy soft-deleted rows past retention; emits `{resource}.force_deleted`. Returns how many went. */
+  /** Destroy soft-deleted rows past retention; emits `{resource}.force_deleted`. Returns how many went (services/purge.ts). */
   async purge(system: Principal): Promise<number> {
-    let total = 0;
-    for (const res of this.config.registry.all()) {
-      if (!res.softDelete) continue;
-      for (;;) {
-        const n = await this.store.transaction(async (trx) => {
-          // One runner at a time across processes; another runner's batch is simply skipped here.
-          if (this.store.dialect.tryLock && !(await this.store.dialect.tryLock(trx, `purge:${res.table}`))) return 0;
-          const events: PendingEvent[] = [];
-          const rows = await rowsDueForPurge(trx, this.store.dialect, res.table, this.config.clock.now(), 200);
-          const repo = new Repo(trx, this.store.dialect);
-          for (const row of rows) {
-            const rec = repo.decode(res, row);
-            const p = { ...system, teamId: row.team_id as string };
-            const ctx = this.writeContext(p, trx, events);
-            const payload = await this.payloadOf(ctx, res, rec);
-            const audience = await audienceOf(ctx, res, rec);
-            await this.destroy(ctx, res, rec);
-            await this.event(ctx, res, 'force_deleted', rec, payload, audience);
-            await this.flushEvents(trx, p, events.splice(0), ctx.now);
-          }
-          return rows.length;
-        });
-        total += n;
-        if (n < 200) break;
-      }
-    }
-    return total;
-  }
-}
-
-/** A row the standard operations never serve (`unlisted`: a project's discussion chat). */
-function unlisted(res: Resource, rec: Rec): boolean {
-  return !!res.unlisted && rec[res.unlisted.field] === res.unlisted.value;
-}
-
-/**
- * The body of a sub-resource request, `{"ids": [...]}`, validated exactly
- * (spec rule 13: purpose-built operation bodies): no other key, a non-empty
- * array (`batch_empty`) of at most `max` ids (`batch_too_large`, measured
- * before any element is looked at), each an id string.
- */
-function relationIds(body: unknown, max: number): string[] {
-  if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
-    throw validationError([{ field: '', code: 'invalid_type', message: 'the body must be a JSON object {"ids": [...]}' }]);
-  }
-  const o = (body ?? {}) as Record<string, unknown>;
-  const unknown = Object.keys(o).filter((k) => k !== 'ids');
-  if (unknown.length) {
-    throw validationError(unknown.map((k) => ({ field: k, code: 'unrecognized_key', message: 'a sub-resource body holds only ids' })));
-  }
-  const raw = o.ids;
-  if (raw === undefined || raw === null || (Array.isArray(raw) && raw.length === 0)) {
-    throw new ProblemError('batch_empty', 'ids must be a non-empty array of ids');
-  }
-  if (raw instanceof OversizedArray || (Array.isArray(raw) && raw.length > max)) {
-    throw new ProblemError('batch_too_large', `At most ${max} ids per request`, { max, received: raw.length });
-  }
-  if (!Array.isArray(raw) || raw.some((x) => typeof x !== 'string')) {
-    throw validationError([{ field: 'ids', code: 'invalid_type', message: 'must be an array of id strings' }]);
-  }
-  return [...new Set(raw as string[])];
-}
-
-
-
-function fieldOfRelation(res: Resource, relation: string): string | undefined {
-  for (const [field, rel] of Object.entries(res.relationFields)) if (rel === relation) return field;
-  return undefined;
-}
-
-/**
- * The membership events of a relation change (`{resource}.{relation}.added` /
- * `.removed`, one per id, payload `{parentId, relatedId, relation}`), as the
- * standard operations emit them; for hooks and operations that change a set
- * themselves (a handoff's task assignees, a project operation's roster).
- */
-export async function membershipEvents(ctx: WriteContext, res: Resource, rec: Rec, relation: string, ids: readonly string[], change: 'added' | 'removed'): Promise<void> {
-  if (!res.events || ids.length === 0) return;
-  const who = await audienceOf(ctx, res, rec);
-  for (const relatedId of ids) {
-    ctx.emit({
-      type: `${res.name}.${relation}.${change}`,
-      aggregateType: res.name,
-      aggregateId: rec.id,
-      projectId: res.projectIdOf(rec),
-      payload: { parentId: rec.id, relatedId, relation },
-      ...(who ? { audience: who } : {}),
-    });
+    return purge(this.store, this.config, system, this);
   }
 }
