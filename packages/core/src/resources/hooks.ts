@@ -9,7 +9,7 @@ import type { Clock } from '../clock/index';
 import type { IdGenerator } from '../ids/index';
 import type { Registry } from './registry';
 import type { Repo } from '../sql/repo';
-import type { Rec, Resource } from './define-resource';
+import type { Rec, Resource } from './resource-spec';
 import type { FileServices } from '../files/service';
 
 /** Project access as hooks and operations use it (spec: project_access_denied, accessible_project_ids_exceeded). */

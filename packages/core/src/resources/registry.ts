@@ -1,4 +1,4 @@
-import type { Resource } from './define-resource';
+import type { Resource } from './resource-spec';
 
 /** All declared resources, by event name and by path segment. */
 export class Registry {

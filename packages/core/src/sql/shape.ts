@@ -1,6 +1,6 @@
 /**
  * What storage knows of a resource: its table, columns and their kinds. The
- * full declaration (resources/define-resource.ts) extends this shape, so the
+ * full declaration (resources/resource-spec.ts) extends this shape, so the
  * storage layer depends on nothing above it.
  */
 
