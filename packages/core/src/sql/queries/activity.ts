@@ -90,8 +90,12 @@ export interface ActivityFilters {
 
 const OPS = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
-/** The columns the feed reads and judges rows by. */
-const COLUMNS = ['id', 'created_at', 'body', 'type', 'aggregate_type', 'aggregate_id', 'project_id', 'audience', 'member_id'] as const;
+/**
+ * The columns the feed judges rows by. Not `body`: a window holds up to the
+ * scan budget of rows (and is materialised), so the envelopes are read by id
+ * for the rows a page shows alone, and a count never reads them.
+ */
+const COLUMNS = ['id', 'created_at', 'type', 'aggregate_type', 'aggregate_id', 'project_id', 'audience', 'member_id'] as const;
 
 /** Who may see a row, and the filters the index does not serve. */
 function visible(s: ActivityScope, f: ActivityFilters, eb: ExpressionBuilder<any, any>): Expression<SqlBool> {
@@ -147,18 +151,22 @@ export interface ActivityPage {
 /**
  * At most `take` events, newest first (created_at, then id, descending),
  * strictly after the boundary `after` = [createdAt ms, id], found among at
- * most `budget` rows. One statement: the examined window (a CTE), the rows
- * of it the caller may see, and the window's last row if the window is full.
+ * most `budget` rows. One statement: the examined window (a CTE, without the
+ * envelopes), the rows of it the caller may see (at most `take`, joined to
+ * the outbox by id for their envelopes), and the window's last row if the
+ * window is full.
  */
 export async function activityPage(
   repo: Repo, s: ActivityScope, f: ActivityFilters, after: readonly [number, string] | undefined, take: number, budget = ACTIVITY_SCAN_BUDGET,
 ): Promise<ActivityPage> {
   const d = repo.dialect;
   const db = repo.db.with('w', () => examined(repo, s.teamId, f, after, budget));
-  const shown = db.selectFrom((qb: any) => qb.selectFrom('w')
-    .select(['id', 'created_at', 'body', sql<number>`1`.as('shown')])
+  const shown = (db as any).selectFrom((qb: any) => qb.selectFrom('w')
+    .select(['id', 'created_at', sql<number>`1`.as('shown')])
     .where((eb: ExpressionBuilder<any, any>) => visible(s, f, eb))
-    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).as('a')).selectAll();
+    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).as('a'))
+    .innerJoin('outbox as o', 'o.id', 'a.id')
+    .select(['a.id', 'a.created_at', 'o.body', 'a.shown']);
   const end = repo.db.selectFrom((qb: any) => qb.selectFrom('w')
     .select(['id', 'created_at', sql<null>`cast(null as ${sql.raw(d.ddl.json)})`.as('body'), sql<number>`0`.as('shown')])
     .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).offset(budget - 1).as('b')).selectAll();
