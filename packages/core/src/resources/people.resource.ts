@@ -126,13 +126,18 @@ export async function releaseMember(ctx: WriteContext, memberId: string): Promis
  * destroyed for good with its event (`force_deleted` for soft-deleting
  * resources, as their own purge says; `removed` for the others) and its
  * dependants and links, as a purge destroys a row. A resource whose rows
- * reference another's (favorites their folder) goes first, so no folder has
- * favorites left to unfile. docs/not-shown.md "Members management": Removing.
+ * refer to another's goes first (favorites before their favorite folders),
+ * so no folder has favorites left to unfile (no favorite.updated before
+ * favorite.removed). docs/not-shown.md "Members management": Removing.
  */
 async function destroyPrivateRows(ctx: WriteContext, memberId: string): Promise<void> {
   const all = ctx.registry.all();
   const personal = all.filter((r) => r.privateTo);
-  const referenced = (r: Resource) => personal.some((o) => o !== r && Object.values(o.fields).some((d) => d.ref === r.name));
+  // `o` refers to `r`: by a reference field, or as the children `r` declares (a favorite's favoriteFolderId is a plain
+  // text field checked by the hooks, so the folder's `favorites` expand is what says it).
+  const refersTo = (o: Resource, r: Resource) => Object.values(o.fields).some((d) => d.ref === r.name)
+    || Object.values(r.expand).some((e) => e.kind === 'children' && e.target === o.name);
+  const referenced = (r: Resource) => personal.some((o) => o !== r && refersTo(o, r));
   personal.sort((a, b) => Number(referenced(a)) - Number(referenced(b)));
   for (const res of personal) {
     const p = res.privateTo!;

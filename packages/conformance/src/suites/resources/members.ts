@@ -325,6 +325,8 @@ function membersManagement(factory: StoreFactory): void {
       expect(ofType(events, 'member.force_deleted', m.id)).toHaveLength(1);
       expect(ofType(events, 'favorite.removed', fav.id)).toHaveLength(1);
       expect(ofType(events, 'favoriteFolder.removed', folder.id)).toHaveLength(1);
+      // Favorites go before their folders: the folder's removal has no favorite left to unfile (no favorite.updated).
+      expect(ofType(events, 'favorite.updated', fav.id)).toHaveLength(0);
       expect(ofType(events, 'reminder.removed', reminder.id)).toHaveLength(1);
       expect(ofType(events, 'document.force_deleted', privateDoc.id)).toHaveLength(1);
       // The trashed private document would have been purged itself at the same time: one force_deleted, not two.
