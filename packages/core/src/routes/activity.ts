@@ -4,6 +4,7 @@ import { ProblemError } from '../errors/problem';
 import { grants } from '../auth/scopes';
 import type { OpResult } from '../services/engine';
 import { invalidParam, nextCursor, parsePageQuery, singleParams, unknownParam, type PageSpec } from '../query/page';
+import { parseInstant } from '../query/parse';
 import { takePage, v3Page } from '../presenters/v3';
 import { activityPage, countActivity, type ActivityFilters, type ActivityScope } from '../sql/queries/activity';
 
@@ -64,8 +65,9 @@ export function parseActivityFilters(params: ReadonlyMap<string, string>, known:
     if (!m || !ALLOWED.includes(key)) throw unknownParam(key, ALLOWED, 'the activity feed');
     parts.push(`${key}=${raw}`);
     if (name === 'createdAt') {
-      const t = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?(Z|[+-]\d{2}:\d{2})$/.test(raw) ? Date.parse(raw) : NaN;
-      if (Number.isNaN(t)) throw invalidParam(key, 'an ISO 8601 timestamp', `${key} takes an ISO 8601 timestamp`);
+      // The instants every list's timestamp filters take (a date alone is UTC midnight).
+      const t = parseInstant(raw);
+      if (t === undefined) throw invalidParam(key, 'ISO 8601 timestamp', `Query parameter '${key}' must be an ISO 8601 timestamp`);
       (filters.createdAt ??= {})[op as (typeof RANGE_OPS)[number]] = t;
       continue;
     }

@@ -213,6 +213,25 @@ export function activitySuite(factory: StoreFactory): void {
       expect(upTo.filter((e) => e.aggregateId === t.id).map((e) => e.type)).toEqual(['task.created']);
       problem(await H().get('/activity?createdAt[gt]=yesterday'), 400, 'invalid_query_param');
     });
+
+    it('createdAt takes the timestamps every list filter takes (a date alone, minutes, offsets, fractions), and refuses the same', async () => {
+      // Spec "Filtering": one timestamp syntax for every filter; /tasks createdAt is the yardstick.
+      const all = (await walk(H(), '')).map((e) => e.eventId);
+      const accepted = ['2020-01-01', '2020-01-01T00:00Z', '2020-01-01T00:00:00+01:00', '2020-01-01T00:00:00.123456Z', '2020-01-01T00:00:00-0500'];
+      for (const v of accepted) {
+        expect((await H().get(`/tasks?createdAt[gt]=${encodeURIComponent(v)}`)).status).toBe(200);
+        expect((await walk(H(), `createdAt[gt]=${encodeURIComponent(v)}`)).map((e) => e.eventId)).toEqual(all);
+        expect(await walk(H(), `createdAt[lt]=${encodeURIComponent(v)}`)).toEqual([]);
+      }
+      // A date alone is that day's UTC midnight: the day after the last event holds none of them, the day of t0 some.
+      const day = (ms: number) => at(ms).slice(0, 10);
+      expect(await walk(H(), `createdAt[gte]=${day(H().clock.now() + 86_400_000)}`)).toEqual([]);
+      expect((await walk(H(), `createdAt[lt]=${day(t0 + 86_400_000)}`)).some((e) => e.aggregateId === t.id)).toBe(true);
+      for (const v of ['yesterday', '2020-01-01T00:00:00', '2020-13-45', '2020-01-01T25:00Z', '1577836800000']) {
+        problem(await H().get(`/tasks?createdAt[gt]=${encodeURIComponent(v)}`), 400, 'invalid_query_param');
+        problem(await H().get(`/activity?createdAt[gt]=${encodeURIComponent(v)}`), 400, 'invalid_query_param');
+      }
+    });
   });
 
   describe(`[${factory.name}] v3 Activity feed: scoped to what the caller may see`, () => {
