@@ -25,6 +25,7 @@ export {
   createLegacyRateLimiter, legacyBucketOf, LEGACY_RATE_LIMITS,
   type LegacyRateLimiter, type LegacyRateLimiterOptions, type LegacyRateLimitRule, type LegacyRateLimitTable, type LegacyRateLimitBucket,
 } from './limits/legacy';
+export { LEGACY_ROUTES } from './http/legacy';
 export * from './webhooks/index';
 export * from './oauth/index';
 export * from './files/ports';

@@ -110,6 +110,20 @@ export const LEGACY_MAX_OFFSET = 10_000;
 export const LEGACY_BODY_LIMIT = 4 * 1024 * 1024;
 const MAX_URL_LENGTH = 16 * 1024;
 
+/**
+ * Every route the legacy pipeline serves, `METHOD /path` (`{id}` one id
+ * segment), in its order. The surface is frozen (spec "Versioning"): the
+ * handler refuses to build when its route table differs, and the golden tests
+ * (conformance `suites/legacy-golden.ts`) compare their own list with this one.
+ */
+export const LEGACY_ROUTES: readonly string[] = [
+  'GET /subteams', 'POST /subteams', 'GET /subteams/{id}', 'PUT /subteams/{id}', 'DELETE /subteams/{id}',
+  'PUT /subteams/{id}/members', 'DELETE /subteams/{id}/members', 'POST /subteams/{id}/leave',
+  'GET /apps', 'GET /apps/{id}',
+  'GET /labels', 'POST /labels', 'GET /labels/{id}', 'PUT /labels/{id}', 'DELETE /labels/{id}',
+  'GET /tasks', 'GET /tasks/{id}', 'GET /projects', 'GET /projects/{id}', 'GET /docs', 'GET /docs/{id}', 'GET /members', 'GET /members/{id}',
+];
+
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 const NO_VIEW: ReadPlan = { expand: { children: new Map() }, fields: new Map() };
 
@@ -445,6 +459,8 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
     ...readSegment('members', 'members'),
   ];
   const compiled = routes.map((r) => ({ r, parts: r.path.split('/') }));
+  const served = routes.map((r) => `${r.method} /${r.path}`);
+  if (served.join('\n') !== LEGACY_ROUTES.join('\n')) throw new Error(`legacy.ts: the route table differs from LEGACY_ROUTES (served: ${served.join(', ')})`);
 
   /** The legacy apps of the caller's workspace (docs/not-shown.md: registered for it, or connected by one of its members). */
   async function appsOf(ctx: ReadContext, q: { limit: number; offset: number; id?: string }): Promise<Record<string, unknown>[]> {
