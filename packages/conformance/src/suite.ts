@@ -51,6 +51,7 @@ import { eventWalkSuite } from './suites/event-walk';
 import { errorWalkSuite } from './suites/error-walk';
 import { legacySuite } from './suites/legacy';
 import { legacyLimitsSuite } from './suites/legacy-limits';
+import { legacyGoldenSuite } from './suites/legacy-golden';
 
 /** Every conformance suite, against one store factory. */
 export function runConformance(factory: StoreFactory): void {
@@ -106,4 +107,5 @@ export function runConformance(factory: StoreFactory): void {
   errorWalkSuite(factory);
   legacySuite(factory);
   legacyLimitsSuite(factory);
+  legacyGoldenSuite(factory);
 }
