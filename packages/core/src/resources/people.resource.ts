@@ -9,7 +9,7 @@ import { requireHuman } from '../auth/identity';
 import { retireMember } from '../sql/queries/members';
 import { effectivePermissions, holds } from '../auth/roles';
 import { announce, destroyDependants } from '../services/records';
-import { settleHandoffsOf } from './task-handoff.resource';
+import { settleHandoffsOf, settleStrandedHandoffs } from './task-handoff.resource';
 import { clearPresenceOf } from './presence-status.resource';
 
 /** GET /actors/{id}: who wrote a record (spec "Actor"). */
@@ -87,6 +87,9 @@ export const memberResource = defineResource({
     },
     async afterUpdate(ctx, before, after) {
       if (before.active === true && after.active === false) await releaseMember(ctx, after.id);
+      // A new role may take projects away (a guest opens only their rosters' projects; viewAllProjects lost):
+      // pending handoffs offered to them in those projects are declined.
+      else if (after.roleId !== before.roleId) await settleStrandedHandoffs(ctx, 'toMemberId', [after.id]);
     },
     async beforeDelete(ctx, current) {
       requireHuman(ctx.principal, 'manage members');

@@ -13,6 +13,7 @@ import { forgetThreadTasks } from './task.resource';
 import { releaseFormProject, releaseFormTargets } from './form.resource';
 import { CHAT_MEMBERS, CHAT_MUTED, CHAT_OWNERS, openDiscussion, syncDiscussion } from './chat-rooms';
 import { assertFolderInPortfolio } from './project-folder.resource';
+import { settleStrandedHandoffs } from './task-handoff.resource';
 import { customFieldsExpand, dropCustomValueIndex, indexCustomValues, lockCustomFieldsFirst, prepareCustomValuesOnCreate, prepareCustomValuesOnUpdate } from './custom-values';
 
 export const PROJECT_MODULES = ['tasks', 'milestones', 'calendar', 'documents', 'files', 'discussion', 'forms', 'home'] as const;
@@ -127,6 +128,8 @@ export const projectResource = defineResource({
     },
     async afterLinksChange(ctx, rec, relation, added, removed) {
       if (relation === 'members') await syncDiscussion(ctx, rec, added, removed);
+      // Recipients taken off the roster who can no longer open the project: their pending handoffs here are declined.
+      if (relation === 'members' && removed.length) await settleStrandedHandoffs(ctx, 'projectId', [rec.id]);
     },
     async beforeUpdate(ctx, current, patch) {
       if (typeof patch.name === 'string' && patch.name !== current.name) await assertUniqueName(ctx, current.portfolioId, patch.name, current.id);
@@ -136,6 +139,7 @@ export const projectResource = defineResource({
     },
     async afterUpdate(ctx, before, after) {
       await indexCustomValues(ctx, 'project', before, after);
+      if (after.accessType !== before.accessType) await settleStrandedHandoffs(ctx, 'projectId', [after.id]);
     },
     async beforeRestore(ctx, rec) {
       const portfolio = await ctx.repo.get(ctx.registry.get('portfolio'), ctx.teamId, rec.portfolioId);

@@ -21,7 +21,9 @@ import type { WriteContext } from './hooks';
  * of a trashed project is neither handed off nor taken over (409 conflict).
  * A member who stops being able to answer (deactivated, removed, erased,
  * purged) has the handoffs offered to them declined and the pending ones
- * they sent withdrawn ({@link settleHandoffsOf}).
+ * they sent withdrawn ({@link settleHandoffsOf}); a recipient who can no
+ * longer open the task's project (roster, access type, role, task moved) has
+ * them declined ({@link settleStrandedHandoffs}).
  * Every decision: docs/not-shown.md "Task handoffs".
  */
 
@@ -177,9 +179,44 @@ export async function settleHandoffsOf(ctx: WriteContext, memberId: string): Pro
       await announce(ctx, res, h, 'removed');
       await ctx.repo.destroy(res, ctx.teamId, [h.id]);
     } else {
-      const values = { status: 'declined', respondedAt: ctx.now, ...(await ctx.touch(h.updatedAt)) };
-      await ctx.repo.update(res, ctx.teamId, h.id, values);
-      await announce(ctx, res, { ...h, ...values } as Rec, 'updated');
+      await decline(ctx, h);
     }
+  }
+}
+
+/** Decline a pending handoff (locked by the caller) for its recipient: `respondedAt` now, stamped by the caller (or the system), `taskHandoff.updated`. */
+async function decline(ctx: WriteContext, h: Rec): Promise<void> {
+  const res = ctx.registry.get('taskHandoff');
+  const values = { status: 'declined', respondedAt: ctx.now, ...(await ctx.touch(h.updatedAt)) };
+  await ctx.repo.update(res, ctx.teamId, h.id, values);
+  await announce(ctx, res, { ...h, ...values } as Rec, 'updated');
+}
+
+/**
+ * Pending handoffs whose recipient can no longer open the task's project
+ * (they could not answer one: reading it is 403) are declined for them, as
+ * if they had (`status: declined`, `respondedAt` now, `taskHandoff.updated`,
+ * stamped by the caller). Called after a change that may take the project
+ * away from recipients: a roster removal (POST /projects/{id}/remove-member,
+ * DELETE /projects/{id}/members, a members replace) or an access-type change
+ * (`by: projectId`), a role change (`by: toMemberId`), a task moved to another
+ * project (`by: taskId`, `inProject` the project the tasks are in now, as
+ * their handoffs follow them only afterwards). The handoffs are locked in id
+ * order and read again: one answered or withdrawn meanwhile stays as it is.
+ * docs/not-shown.md "Task handoffs".
+ */
+export async function settleStrandedHandoffs(ctx: WriteContext, by: 'projectId' | 'toMemberId' | 'taskId', ids: readonly string[], inProject?: string): Promise<void> {
+  if (ids.length === 0) return;
+  const res = ctx.registry.get('taskHandoff');
+  const members = ctx.registry.get('member');
+  const pending = (await ctx.repo.findBy(res, ctx.teamId, res.columnOf[by]!, ids)).filter((h) => h.status === 'pending');
+  const stranded: string[] = [];
+  for (const h of pending) {
+    const to = await ctx.repo.get(members, ctx.teamId, h.toMemberId as string, { includeTrashed: true });
+    if (!to || !(await memberOpensProject(ctx, to, inProject ?? (h.projectId as string)))) stranded.push(h.id);
+  }
+  if (stranded.length === 0) return;
+  for (const h of await ctx.repo.findBy(res, ctx.teamId, 'id', stranded, { orderBy: 'id', lock: 'delete' })) {
+    if (h.status === 'pending') await decline(ctx, h);
   }
 }

@@ -7,6 +7,7 @@ import { fieldError, rejectPromotional, sameProject } from './rules';
 import { announce, destroyDependants, patchRecord } from '../services/records';
 import { allowsCompletingBlockedTasks } from '../sql/queries/workspaces';
 import type { WriteContext } from './hooks';
+import { settleStrandedHandoffs } from './task-handoff.resource';
 import { customFieldsExpand, customValuesAfterMove, dropCustomValueIndex, indexCustomValues, lockCustomFieldsFirst, prepareCustomValuesOnCreate, prepareCustomValuesOnUpdate } from './custom-values';
 
 export const MOVE_SUBTREE_MAX = 200;
@@ -189,6 +190,8 @@ export const taskResource = defineResource({
         await moveSubtree(ctx, before, after);
         const moved = (await collectSubtree(ctx, after.id, MOVE_SUBTREE_MAX)).map((t) => t.id);
         await followTaskMove(ctx, moved, after.projectId);
+        // Recipients who cannot open the project the tasks moved to: their pending handoffs of them are declined.
+        await settleStrandedHandoffs(ctx, 'taskId', moved, after.projectId);
       }
       await announceParentChange(ctx, after.id, before.parentTaskId, after.parentTaskId);
     },

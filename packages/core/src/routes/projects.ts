@@ -9,6 +9,7 @@ import { presentRecord } from '../services/serialize';
 import { fieldError } from '../resources/rules';
 import { activeMember, CHAT_MEMBERS, CHAT_OWNERS, syncDiscussion } from '../resources/chat-rooms';
 import type { Rec } from '../resources/define-resource';
+import { settleStrandedHandoffs } from '../resources/task-handoff.resource';
 
 /*
  * The project operations (spec "Events": project.addMember,
@@ -85,6 +86,8 @@ async function removeMember(ctx: WriteContext, id: string, raw: unknown): Promis
   const after = await stampChange(ctx, ctx.registry.get('project'), project, {});
   await membershipEvents(ctx, ctx.registry.get('project'), after, 'members', removed, 'removed');
   await syncDiscussion(ctx, after, [], removed);
+  // Unless they open it otherwise, their pending handoffs of the project's tasks are declined (docs/not-shown.md "Task handoffs").
+  await settleStrandedHandoffs(ctx, 'projectId', [project.id]);
   return answer(ctx, after, 'removeMember', { memberId });
 }
 

@@ -206,18 +206,21 @@ function activeReaders(ctx: WriteContext): Promise<Reader[]> {
   return memo.readers;
 }
 
-/** Who may open a project: the rule of services/access.ts ProjectAccess.canOpen, for any member. */
+/** Who may open a project: the rule of services/access.ts ProjectAccess.canOpen, for any member; read now. */
+async function openersNow(ctx: WriteContext, projectId: string): Promise<(m: Reader) => boolean> {
+  const project = await ctx.repo.get(ctx.registry.get('project'), ctx.teamId, projectId, { includeTrashed: true });
+  const members = new Set(project ? (await ctx.repo.linksOf('project.members', [projectId])).get(projectId) ?? [] : []);
+  const open = !!project && (project.accessType === 'public' || project.accessType === 'workspace');
+  return (m: Reader) => m.permissions.has('viewAllProjects')
+    || (!!project && (project.ownerId === m.id || members.has(m.id) || (open && m.role !== 'client')));
+}
+
+/** {@link openersNow}, read once per write and project (audiences). */
 function projectOpeners(ctx: WriteContext, projectId: string): Promise<(m: Reader) => boolean> {
   const memo = memoOf(ctx);
   let p = memo.openers.get(projectId);
   if (!p) {
-    p = (async () => {
-      const project = await ctx.repo.get(ctx.registry.get('project'), ctx.teamId, projectId, { includeTrashed: true });
-      const members = new Set(project ? (await ctx.repo.linksOf('project.members', [projectId])).get(projectId) ?? [] : []);
-      const open = !!project && (project.accessType === 'public' || project.accessType === 'workspace');
-      return (m: Reader) => m.permissions.has('viewAllProjects')
-        || (!!project && (project.ownerId === m.id || members.has(m.id) || (open && m.role !== 'client')));
-    })();
+    p = openersNow(ctx, projectId);
     memo.openers.set(projectId, p);
   }
   return p;
@@ -225,13 +228,15 @@ function projectOpeners(ctx: WriteContext, projectId: string): Promise<(m: Reade
 
 /**
  * May this member (any member, not only the caller) open the project? The
- * rule of {@link projectOpeners}, for one member read with their role: a
- * handoff's recipient must be able to open the task's project.
+ * rule of {@link projectOpeners}, for one member read with their role, as
+ * the project and the role are now (not memoised: asked right after a roster,
+ * access or role change of the same write): a handoff's recipient must be
+ * able to open the task's project.
  */
 export async function memberOpensProject(ctx: WriteContext, member: Rec, projectId: string): Promise<boolean> {
   const role = typeof member.roleId === 'string' ? await ctx.repo.get(ctx.registry.get('role'), ctx.teamId, member.roleId) : undefined;
   const reader: Reader = { id: member.id, role: String(member.role), permissions: new Set(role ? effectivePermissions(ctx.registry, role) : []) };
-  return (await projectOpeners(ctx, projectId))(reader);
+  return (await openersNow(ctx, projectId))(reader);
 }
 
 /**

@@ -229,6 +229,86 @@ export function taskHandoffsSuite(factory: StoreFactory): void {
     });
   });
 
+  // docs/not-shown.md "Task handoffs": a recipient who can no longer open the task's project could not answer (403);
+  // their pending handoffs there are declined for them, by the write that took the project away.
+  describe(`[${factory.name}] v3 Task handoffs: a recipient who can no longer open the task's project has the pending handoffs declined`, () => {
+    const H = harnessPerDescribe(factory);
+
+    /** A project (of `body`), a task, and pending handoffs of it from the owner to `recipients`. */
+    async function offered(h: Harness, body: Record<string, unknown>, recipients: string[]): Promise<{ p: any; t: any; hs: any[] }> {
+      const p = await h.project({ name: `Stranded ${Math.random().toString(36).slice(2, 7)}`, ...body });
+      const t = await h.task(p.id);
+      const hs = [];
+      for (const to of recipients) hs.push(ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: to }), 201));
+      return { p, t, hs };
+    }
+
+    /** The handoff declined by `write`: status, respondedAt, one taskHandoff.updated triggered by the caller (the owner). */
+    async function expectDeclinedBy(h: Harness, hnd: any, write: () => Promise<unknown>, kept: any[] = []): Promise<void> {
+      const { events } = await during(h, write);
+      const now = ok(await h.get(`/task-handoffs/${hnd.id}`));
+      expect(now).toMatchObject({ status: 'declined', respondedAt: expect.any(String) });
+      // Its first taskHandoff.updated declines it (a moved task's handoff then follows it to the new project: one more).
+      const updated = ofType(events, 'taskHandoff.updated', hnd.id);
+      expect(updated.length).toBeGreaterThanOrEqual(1);
+      expect(updated[0].payload.taskHandoff).toMatchObject({ status: 'declined', respondedAt: now.respondedAt });
+      expect(updated[0].triggeredBy).toMatchObject({ teamMemberId: h.a.owner.id });
+      for (const k of kept) expect(ok(await h.get(`/task-handoffs/${k.id}`)).status).toBe('pending');
+    }
+
+    it('POST /projects/{id}/remove-member: the removed recipient\'s handoff is declined; one to a member still on the roster stays pending', async () => {
+      const h = H();
+      const [x, y] = [await regular(h, 'Leaver X'), await regular(h, 'Stayer Y')];
+      const { p, hs: [hx, hy] } = await offered(h, { members: [h.a.owner.id, x.id, y.id] }, [x.id, y.id]);
+      await expectDeclinedBy(h, hx, async () => ok(await h.post(`/projects/${p.id}/remove-member`, { memberId: x.id })), [hy]);
+      // Already answered: the recipient, back on the roster, cannot answer it again.
+      ok(await h.post(`/projects/${p.id}/add-member`, { memberId: x.id }));
+      invalid(await h.patch(`/task-handoffs/${hx.id}`, { status: 'accepted' }, { token: x.token }), 'status', 'transition_not_allowed');
+    });
+
+    it('DELETE /projects/{id}/members and a members replace (PATCH /projects/{id}) decline them too', async () => {
+      const h = H();
+      const [x, y] = [await regular(h, 'Deleted X'), await regular(h, 'Replaced Y')];
+      const { p, hs: [hx, hy] } = await offered(h, { members: [h.a.owner.id, x.id, y.id] }, [x.id, y.id]);
+      await expectDeclinedBy(h, hx, async () => ok(await h.del(`/projects/${p.id}/members`, { body: { ids: [x.id] } })), [hy]);
+      await expectDeclinedBy(h, hy, async () => ok(await h.patch(`/projects/${p.id}`, { members: [h.a.owner.id] })));
+    });
+
+    it('off the roster of a project every regular member opens (accessType workspace): the handoff stays pending and can be answered', async () => {
+      const h = H();
+      const x = await regular(h, 'Still opens X');
+      const { p, hs: [hx] } = await offered(h, { accessType: 'workspace', members: [h.a.owner.id, x.id] }, [x.id]);
+      ok(await h.post(`/projects/${p.id}/remove-member`, { memberId: x.id }));
+      expect(ok(await h.get(`/task-handoffs/${hx.id}`)).status).toBe('pending');
+      expect(ok(await h.patch(`/task-handoffs/${hx.id}`, { status: 'declined' }, { token: x.token })).status).toBe('declined');
+    });
+
+    it('the recipient\'s role changed to client (guests open only their rosters\' projects): declined; a handoff in a project of their roster stays', async () => {
+      const h = H();
+      const x = await regular(h, 'Demoted X');
+      const open = await offered(h, { accessType: 'workspace' }, [x.id]);
+      const rostered = await offered(h, { members: [h.a.owner.id, x.id] }, [x.id]);
+      await expectDeclinedBy(h, open.hs[0], async () => ok(await h.patch(`/members/${x.id}`, { role: 'client' })), [rostered.hs[0]]);
+    });
+
+    it('the project\'s accessType changed from workspace to limited: handoffs to members off the roster are declined, to those on it stay', async () => {
+      const h = H();
+      const [x, y] = [await regular(h, 'Off roster X'), await regular(h, 'On roster Y')];
+      const { p, hs: [hx, hy] } = await offered(h, { accessType: 'workspace', members: [h.a.owner.id, y.id] }, [x.id, y.id]);
+      await expectDeclinedBy(h, hx, async () => ok(await h.patch(`/projects/${p.id}`, { accessType: 'limited' })), [hy]);
+    });
+
+    it('the task moved to a project the recipient cannot open: declined (and the handoff follows the task); a recipient who opens it keeps theirs', async () => {
+      const h = H();
+      const [x, y] = [await regular(h, 'Left behind X'), await regular(h, 'Follows Y')];
+      const { t, hs: [hx, hy] } = await offered(h, { members: [h.a.owner.id, x.id, y.id] }, [x.id, y.id]);
+      const q = await h.project({ name: 'Moved to', members: [h.a.owner.id, y.id] });
+      await expectDeclinedBy(h, hx, async () => ok(await h.patch(`/tasks/${t.id}`, { projectId: q.id })), [hy]);
+      expect(ok(await h.get(`/task-handoffs/${hx.id}`)).projectId).toBe(q.id);
+      expect(ok(await h.patch(`/task-handoffs/${hy.id}`, { status: 'accepted' }, { token: y.token })).status).toBe('accepted');
+    });
+  });
+
   describe(`[${factory.name}] v3 Task handoffs: two handoffs of one task accepted by both recipients (both become assignees; the sender leaves once)`, () => {
     const H = harnessPerDescribe(factory);
 
