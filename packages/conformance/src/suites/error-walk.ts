@@ -493,7 +493,6 @@ export function errorWalkSuite(factory: StoreFactory): void {
     });
 
     it('each code of the error registry is answered to a real request, with the registry\'s status, as code and type; the table and the registry hold the same codes', async () => {
-      const started = Date.now();
       const registered = Object.keys(errorCodes).sort();
       const problems: string[] = [];
       const order = [...registered.filter((c) => !LAST.includes(c)), ...LAST.filter((c) => registered.includes(c))];
@@ -526,8 +525,6 @@ export function errorWalkSuite(factory: StoreFactory): void {
       expect(Object.keys(PROVOKE).sort()).toEqual(registered);
       // The last-resort answers were reported to the operator (onError).
       expect(w.reported.length).toBeGreaterThanOrEqual(2);
-      // Issue 14: each walk stays well under ~20 s a store.
-      expect(Date.now() - started).toBeLessThan(20_000);
     }, 60_000);
   });
 }

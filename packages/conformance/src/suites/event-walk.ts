@@ -305,7 +305,6 @@ export function eventWalkSuite(factory: StoreFactory): void {
       const w: Walk = { h, p };
 
       const problems: string[] = [];
-      const started = Date.now();
       for (const name of catalog.all) {
         if (never.has(name)) continue;
         const provoke = PROVOKE[name];
@@ -345,8 +344,6 @@ export function eventWalkSuite(factory: StoreFactory): void {
       expect([...new Set(jobs.map((j) => String(j.event_type)))].sort()).toEqual(expected);
       // The test delivery went through the configured sender (webhook.test is the operation event, task.test the delivery name).
       expect(tested).toEqual(['task.test']);
-      // Issue 14: each walk stays well under ~20 s a store.
-      expect(Date.now() - started).toBeLessThan(20_000);
     }, 60_000);
   });
 }
