@@ -8,7 +8,7 @@ import { fieldError } from './rules';
 import { requireHuman } from '../auth/identity';
 import { retireMember } from '../sql/queries/members';
 import { effectivePermissions, holds } from '../auth/roles';
-import { announce, destroyDependants } from '../services/records';
+import { announce, destroyDependants, destroyRows } from '../services/records';
 import { settleHandoffsOf, settleStrandedHandoffs } from './task-handoff.resource';
 import { clearPresenceOf } from './presence-status.resource';
 
@@ -154,13 +154,7 @@ async function destroyPrivateRows(ctx: WriteContext, memberId: string): Promise<
     }
     const ids = rows.map((r) => r.id);
     await destroyDependants(ctx, res, ids);
-    const own = Object.keys(res.relations ?? {}).map((r) => `${res.name}.${r}`);
-    const pointing = all.flatMap((o) => Object.entries(o.relations ?? {}).filter(([, rel]) => rel.target === res.name).map(([n]) => `${o.name}.${n}`));
-    for (let i = 0; i < ids.length; i += 500) {
-      await ctx.repo.dropLinks({ kinds: own, parentIds: ids.slice(i, i + 500) });
-      await ctx.repo.dropLinks({ kinds: pointing, relatedIds: ids.slice(i, i + 500) });
-    }
-    await ctx.repo.destroy(res, ctx.teamId, ids);
+    await destroyRows(ctx, res, ids);
   }
 }
 

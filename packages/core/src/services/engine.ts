@@ -9,7 +9,7 @@ import type { ParsedList, ReadPlan } from '../query/parse';
 import type { FieldCondition } from '../sql/plan';
 import type { ExpandNode } from '../query/plan';
 import { prepareBody } from './body';
-import { assertUnchangedSince, audienceOf, destroyDependants, followProject, newRecord } from './records';
+import { assertUnchangedSince, audienceOf, destroyDependants, destroyRows, followProject, newRecord } from './records';
 import { materialize, toResponse, assertExpandReadable, jsonShape, jsonPagePlan, EXPAND_ROW_BUDGET } from './serialize';
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
 import type { EngineConfig } from './config';
@@ -285,14 +285,7 @@ export class Engine {
   async destroy(ctx: WriteContext, res: Resource, rec: Rec): Promise<void> {
     await res.hooks?.beforeDestroy?.(ctx, rec);
     await destroyDependants(ctx, res, [rec.id]);
-    const own = Object.keys(res.relations ?? {}).map((r) => `${res.name}.${r}`);
-    const pointing: string[] = [];
-    for (const other of ctx.registry.all()) {
-      for (const [rname, rel] of Object.entries(other.relations ?? {})) if (rel.target === res.name) pointing.push(`${other.name}.${rname}`);
-    }
-    await ctx.repo.dropLinks({ kinds: own, parentIds: [rec.id] });
-    await ctx.repo.dropLinks({ kinds: pointing, relatedIds: [rec.id] });
-    await ctx.repo.destroy(res, ctx.teamId, [rec.id]);
+    await destroyRows(ctx, res, [rec.id]);
   }
 
   async restore(ctx: WriteContext, res: Resource, id: string, view: ReadPlan): Promise<Outcome> {

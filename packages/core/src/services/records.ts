@@ -99,6 +99,26 @@ export async function followProject(ctx: WriteContext, res: Resource, before: Re
   }
 }
 
+/** Ids per statement when dropping links (bound parameters stay well under every store's limit). */
+const LINK_CHUNK = 500;
+
+/**
+ * Destroy rows of `res` for good with their links: those they hold (their
+ * relations) and those pointing at them (other resources' relations that
+ * target `res`), dropped in chunks of ids, then the rows. Their hooks,
+ * events and dependants are the caller's, before this.
+ */
+export async function destroyRows(ctx: WriteContext, res: Resource, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const own = Object.keys(res.relations ?? {}).map((r) => `${res.name}.${r}`);
+  const pointing = ctx.registry.all().flatMap((o) => Object.entries(o.relations ?? {}).filter(([, rel]) => rel.target === res.name).map(([n]) => `${o.name}.${n}`));
+  for (let i = 0; i < ids.length; i += LINK_CHUNK) {
+    await ctx.repo.dropLinks({ kinds: own, parentIds: ids.slice(i, i + LINK_CHUNK) });
+    await ctx.repo.dropLinks({ kinds: pointing, relatedIds: ids.slice(i, i + LINK_CHUNK) });
+  }
+  await ctx.repo.destroy(res, ctx.teamId, ids);
+}
+
 /**
  * Remove for good the rows that reference these ones with `onDelete:
  * 'cascade'` (a task's checklists, a checklist's items), and theirs in turn,
@@ -121,13 +141,7 @@ export async function destroyDependants(ctx: WriteContext, res: Resource, ids: r
       }
       const childIds = children.map((c) => c.id);
       await destroyDependants(ctx, other, childIds);
-      const own = Object.keys(other.relations ?? {}).map((r) => `${other.name}.${r}`);
-      const pointing = ctx.registry.all().flatMap((r) => Object.entries(r.relations ?? {}).filter(([, rel]) => rel.target === other.name).map(([n]) => `${r.name}.${n}`));
-      for (let i = 0; i < childIds.length; i += 500) {
-        await ctx.repo.dropLinks({ kinds: own, parentIds: childIds.slice(i, i + 500) });
-        await ctx.repo.dropLinks({ kinds: pointing, relatedIds: childIds.slice(i, i + 500) });
-      }
-      await ctx.repo.destroy(other, ctx.teamId, childIds);
+      await destroyRows(ctx, other, childIds);
     }
   }
 }
