@@ -173,6 +173,32 @@ function actorErasureAndAgents(factory: StoreFactory): void {
       expectProblem(await h.get(`/task-handoffs/${fromHer.id}`), 404, 'resource_not_found');
     });
 
+    it('erasure reads the presence events of the member\'s own statuses alone, never a walk of the workspace\'s presence events', async () => {
+      // docs/not-shown.md "Members management" (Erasure): the scrub is narrowed by member (migration 0027's index)
+      // and by status id; asserted on the statements, never by timing.
+      const h = H();
+      const m = await h.api.admin.addMember(h.a.id, { name: 'Quinn Quiet', role: 'regular' });
+      const as = { token: (await h.api.admin.issueToken(m.id, { scopes: ['read', 'write', 'delete'] })).token };
+      const mine = ok(await h.post('/presence-statuses', { text: 'Quinn away', emoji: '🌙' }, as), 201);
+      // Cleared by a manager (an event Quinn did not write): still scrubbed.
+      expect((await h.del(`/presence-statuses/${mine.id}`)).status).toBe(204);
+      const again = ok(await h.post('/presence-statuses', { text: 'Quinn back' }, as), 201);
+      // Many presence events of other members (more than a page of the old walk), written straight to the store.
+      const other = ok(await h.post('/presence-statuses', { text: 'Owner here' }), 201);
+      const src = await h.store.db.selectFrom('outbox').selectAll().where('aggregate_id', '=', other.id).executeTakeFirstOrThrow();
+      const copies = Array.from({ length: 1_200 }, (_, i) => ({ ...src, id: `${src.id}c${i}`, aggregate_id: `${other.id}c${i}` }));
+      for (let i = 0; i < copies.length; i += 300) await h.store.db.insertInto('outbox').values(copies.slice(i, i + 300)).execute();
+      const statements = await h.countQueries(() => h.api.admin.erasePerson(m.userId));
+      // Every read of the outbox is narrowed: by member, by aggregate (the member's own member.* events, her
+      // statuses) or by id; the presence ones are two statements, however many presence events the workspace holds.
+      const reads = statements.filter((q) => /^select/i.test(q) && /from "outbox"/.test(q));
+      for (const q of reads) expect(q).toMatch(/"member_id" = (\?|\$)|"aggregate_id" (in \(|= (\?|\$))|"id" (in \(|= (\?|\$))/);
+      expect(reads.filter((q) => q.includes('presenceStatus'))).toHaveLength(2);
+      const hers = (await h.outbox()).filter((e) => e.aggregateType === 'presenceStatus' && e.payload.presenceStatus.memberId === m.id);
+      expect(new Set(hers.map((e) => e.aggregateId))).toEqual(new Set([mine.id, again.id]));
+      for (const e of hers) expect(e.payload.presenceStatus).toMatchObject({ text: null, emoji: null });
+    });
+
     it('a person who never wrote has no actor to tombstone; an unknown person is refused', async () => {
       const h = H();
       const m = await h.api.admin.addMember(h.a.id, { name: 'Silent', role: 'client' });

@@ -26,6 +26,7 @@ import { projectFolderNames } from './0023-project-folder-names';
 import { activityAudience } from './0024-activity-audience';
 import { linkOrderIndex } from './0025-link-order-index';
 import { labelType } from './0026-label-type';
+import { presenceEventMembers } from './0027-presence-event-members';
 
 export { tableOf, createTable, type Cols } from './table';
 export { backfillDiscussionChats } from './0019-discussion-chats';
@@ -69,6 +70,7 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0024_activity_audience': activityAudience(d),
     '0025_link_order_index': linkOrderIndex(),
     '0026_label_type': labelType(d),
+    '0027_presence_event_members': presenceEventMembers(),
   };
 }
 

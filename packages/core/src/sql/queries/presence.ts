@@ -1,24 +1,33 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DialectSupport } from '../dialect';
 
-/** Outbox rows read per statement while scrubbing. */
+/** Status ids (and so outbox rows' aggregate ids) per statement while scrubbing. */
 const PAGE = 500;
+
+/** The aggregate type, as a literal: the partial index outbox_presence_member (migration 0027) serves only statements naming it. */
+const PRESENCE = sql.lit('presenceStatus');
 
 /**
  * Erase what a person wrote in their presence statuses from the earlier
  * `presenceStatus.*` events of a workspace (the activity feed serves the
  * outbox; undelivered webhooks read it), as `scrubMemberEvents` does for
  * `member.*`: each event whose status is the member's (`payload.presenceStatus.memberId`)
- * gets `text` and `emoji` null. The events are walked by id, a page at a
- * time. Returns how many changed.
+ * gets `text` and `emoji` null. Narrowed by member, never a walk of the
+ * workspace's presence events: a status is created by its own member only,
+ * so the statuses they ever had are the aggregates of the presence events
+ * they wrote (index outbox_presence_member); those statuses' events, written
+ * by anyone (a manager clearing one, the system), are read by aggregate_id
+ * (index outbox_aggregate). Returns how many changed.
  */
 export async function scrubPresenceEvents(db: Kysely<any>, d: DialectSupport, teamId: string, memberId: string): Promise<number> {
+  const statusIds = (await db.selectFrom('outbox').select('aggregate_id').distinct()
+    .where('member_id', '=', memberId).where('aggregate_type', '=', PRESENCE).where('team_id', '=', teamId)
+    .execute()).map((r) => r.aggregate_id as string);
   let n = 0;
-  let after = '';
-  for (;;) {
+  for (let i = 0; i < statusIds.length; i += PAGE) {
     const rows = await db.selectFrom('outbox').select(['id', 'body'])
-      .where('team_id', '=', teamId).where('aggregate_type', '=', 'presenceStatus').where('id', '>', after)
-      .orderBy('id').limit(PAGE).execute();
+      .where('aggregate_id', 'in', statusIds.slice(i, i + PAGE)).where('aggregate_type', '=', PRESENCE).where('team_id', '=', teamId)
+      .execute();
     for (const row of rows) {
       const body = d.decode('json', row.body) as { payload?: { presenceStatus?: Record<string, unknown> } };
       const status = body?.payload?.presenceStatus;
@@ -28,7 +37,6 @@ export async function scrubPresenceEvents(db: Kysely<any>, d: DialectSupport, te
       await db.updateTable('outbox').set({ body: d.encode('json', body) }).where('id', '=', row.id).execute();
       n++;
     }
-    if (rows.length < PAGE) return n;
-    after = rows[rows.length - 1]!.id as string;
   }
+  return n;
 }
