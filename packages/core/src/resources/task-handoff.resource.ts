@@ -139,7 +139,8 @@ async function assertProjectLive(ctx: WriteContext, task: Rec): Promise<void> {
 /** Accepting: the recipient becomes an assignee of the task and the sender stops being one, with the task's membership events. */
 async function takeOver(ctx: WriteContext, taskId: string, to: string, from: string): Promise<void> {
   const tasks = ctx.registry.get('task');
-  // Locked: two handoffs of one task accepted at once take turns (both recipients end up assignees, the sender leaves once).
+  // Locked: two handoffs of one task accepted at once take turns, the second reading the task as the first left it (its
+  // updatedAt advances past the first's; the link rows alone would already keep both recipients and remove the sender once).
   const task = await ctx.repo.get(tasks, ctx.teamId, taskId, { lock: true });
   // Never answer "accepted" for a take-over that did not happen.
   if (!task) throw notFound('task', taskId, 'taskId');

@@ -329,21 +329,37 @@ export function taskHandoffsSuite(factory: StoreFactory): void {
       for (const hnd of [hx, hy]) expect(ok(await h.get(`/task-handoffs/${hnd.id}`)).status).toBe('accepted');
     });
 
-    it('at the same time (Promise.all, concurrent transactions on Postgres): both answer 200 (never 500), and the end state is the same', async () => {
+    it('at the same time (Promise.all, concurrent transactions on Postgres): both answer 200 (never 500), and the end state — the task\'s updatedAt included — is that of one after the other', async () => {
+      // The take-over locks the task: the second acceptance reads the task as the first left it, so its write
+      // advances updatedAt past the first's (without the lock both would stamp from the same stale updatedAt: a lost
+      // update that optimistic concurrency checks would miss). SQLite runs one write transaction at a time, so there
+      // the rounds are serial and this holds anyway; on Postgres it fails without the lock.
       const h = H();
       const [x, y] = [await regular(h, 'Racer X'), await regular(h, 'Racer Y')];
       const p = await h.project({ name: 'Racing recipients', members: [h.a.owner.id, x.id, y.id] });
-      for (let round = 0; round < 5; round++) {
+      const advance = async (accept: (hx: any, hy: any) => Promise<any[]>) => {
         const t = await h.task(p.id, { assignees: [h.a.owner.id] });
         const hx = ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: x.id }), 201);
         const hy = ok(await h.post('/task-handoffs', { taskId: t.id, toMemberId: y.id }), 201);
-        const { result, events } = await during(h, () => Promise.all([
+        const { result, events } = await during(h, () => accept(hx, hy));
+        const after = ok(await h.get(`/tasks/${t.id}`));
+        return { t, result, events, after, advanced: Date.parse(after.updatedAt) - Date.parse(t.updatedAt) };
+      };
+      // The clock stands still: each write stamps one millisecond past the row's last updatedAt.
+      const serial = await advance(async (hx, hy) => [
+        await h.patch(`/task-handoffs/${hx.id}`, { status: 'accepted' }, { token: x.token }),
+        await h.patch(`/task-handoffs/${hy.id}`, { status: 'accepted' }, { token: y.token }),
+      ]);
+      expect(serial.advanced).toBeGreaterThan(0);
+      for (let round = 0; round < 8; round++) {
+        const { t, result, events, after, advanced } = await advance((hx, hy) => Promise.all([
           h.patch(`/task-handoffs/${hx.id}`, { status: 'accepted' }, { token: x.token }),
           h.patch(`/task-handoffs/${hy.id}`, { status: 'accepted' }, { token: y.token }),
         ]));
         expect(result.map((r) => r.status)).toEqual([200, 200]);
         expect(result.map((r) => r.body.status)).toEqual(['accepted', 'accepted']);
-        expect(sorted(ok(await h.get(`/tasks/${t.id}`)).assignees)).toEqual(sorted([x.id, y.id]));
+        expect(sorted(after.assignees)).toEqual(sorted([x.id, y.id]));
+        expect(advanced).toBe(serial.advanced);
         expect(ofType(events, 'task.assignees.removed', t.id).map((e) => e.payload.relatedId)).toEqual([h.a.owner.id]);
         expect(sorted(ofType(events, 'task.assignees.added', t.id).map((e) => e.payload.relatedId))).toEqual(sorted([x.id, y.id]));
       }
