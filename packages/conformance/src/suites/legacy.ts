@@ -569,5 +569,24 @@ export function legacySuite(factory: StoreFactory): void {
         expectLegacyError(await legacy(h, 'GET', '/projects?archived=true'), 400);
       });
     });
+
+    describe('Review findings (issue 15)', () => {
+      // Spec "Authentication" rule 2 and docs/not-shown.md "Legacy v1.0 surface" (Scope check): the roster removal is the
+      // v3 relation change, which v3 gates on write; legacy must not let a delete-only token do it.
+      it('DELETE /subteams/{id}/members needs the write scope, as v3: a delete-only token is 403 and the roster stays', async () => {
+        const { id } = ok(await legacy(h, 'POST', '/subteams', { body: { name: 'Scope roster', members: [h.a.regular.id, h.a.owner.id] } }), 201);
+        const del = await pat(h.a.owner.id, ['delete']);
+        // v3 refuses the same removal to the same token.
+        expect((await h.req('DELETE', `/portfolios/${id}/members`, { token: del, body: { ids: [h.a.regular.id] } })).status).toBe(403);
+        expectLegacyError(await legacy(h, 'DELETE', `/subteams/${id}/members`, { token: del, body: { members_ids: [h.a.regular.id] } }), 403);
+        expect(new Set(ok(await legacy(h, 'GET', `/subteams/${id}`)).members)).toEqual(new Set([h.a.regular.id, h.a.owner.id]));
+        const write = await pat(h.a.owner.id, ['write']);
+        ok(await legacy(h, 'DELETE', `/subteams/${id}/members`, { token: write, body: { members_ids: [h.a.regular.id] } }));
+        expect(ok(await legacy(h, 'GET', `/subteams/${id}`)).members).toEqual([h.a.owner.id]);
+        // Deleting the subteam itself still needs delete.
+        expectLegacyError(await legacy(h, 'DELETE', `/subteams/${id}`, { token: write }), 403);
+        ok(await legacy(h, 'DELETE', `/subteams/${id}`, { token: del }));
+      });
+    });
   });
 }

@@ -61,10 +61,15 @@ export const LEGACY_SCOPE_RESOURCE: Readonly<Record<string, string>> = {
   members: 'members',
 };
 
-/** The scope action of a legacy method (rule 2): GET read, DELETE delete, everything else write. */
-export function legacyAction(method: string): ScopeAction {
+/**
+ * The scope action of a legacy request (rule 2): GET read, DELETE delete,
+ * everything else write. One exception: `DELETE /subteams/{id}/members` runs
+ * the v3 roster removal, which v3 gates on `write` (a relation change, not a
+ * deletion), so it needs what v3 needs: `write` (a delete-only token is 403).
+ */
+export function legacyAction(method: string, segs: readonly string[] = []): ScopeAction {
   if (method === 'GET' || method === 'HEAD') return 'read';
-  if (method === 'DELETE') return 'delete';
+  if (method === 'DELETE') return segs.length === 3 && segs[0] === 'subteams' && segs[2] === 'members' ? 'write' : 'delete';
   return 'write';
 }
 
@@ -76,7 +81,7 @@ export function legacyAction(method: string): ScopeAction {
  * `holdsMacro` says whether the token holds a macro (see {@link macroHolder}).
  */
 export function legacyScopeCovers(scopes: ReadonlySet<string>, method: string, segs: readonly string[], holdsMacro: (a: ScopeAction) => boolean = (a) => scopes.has(a)): boolean {
-  const action = legacyAction(method);
+  const action = legacyAction(method, segs);
   if (holdsMacro(action) || (action === 'read' && holdsMacro('write'))) return true;
   const resource = LEGACY_SCOPE_RESOURCE[segs[0] ?? ''];
   if (!resource || segs.length > 2) return false;
@@ -569,7 +574,7 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
       }
       // Spec "Authentication" rules 2-3: the segment and the method decide; fine-grained scopes cover five segments.
       if (!legacyScopeCovers(principal.scopes, method, segs, (a) => holdsMacro(principal, a))) {
-        const action = legacyAction(method);
+        const action = legacyAction(method, segs);
         const resource = LEGACY_SCOPE_RESOURCE[segs[0] ?? ''];
         throw new ProblemError('permission_denied', resource && segs.length <= 2
           ? `This token's scopes do not cover ${action} on /${segs[0]} (${resource}:${action}, or the ${action} scope)`
