@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { harness, type Harness, type StoreFactory } from '../../kit';
 import { UUID, problem, iso, expectOk as ok, expectProblem } from './helpers';
 import { during, harnessPerDescribe, ofType } from '../shared';
+import { retypeMemberlessHumanActors } from '@pmapi/core/sql';
 
 export function actorsSuite(factory: StoreFactory): void {
   describe(`[${factory.name}] v3 Actor (GET /actors/{id}; one human actor per member)`, () => {
@@ -197,6 +198,32 @@ function actorErasureAndAgents(factory: StoreFactory): void {
       const hers = (await h.outbox()).filter((e) => e.aggregateType === 'presenceStatus' && e.payload.presenceStatus.memberId === m.id);
       expect(new Set(hers.map((e) => e.aggregateId))).toEqual(new Set([mine.id, again.id]));
       for (const e of hers) expect(e.payload.presenceStatus).toMatchObject({ text: null, emoji: null });
+    });
+
+    it('migration 0028: a human actor with an empty member id (written by purge or admin writes before the systemDefault stamp) becomes the System actor in place; others stay', async () => {
+      const h = H();
+      const d = h.store.dialect;
+      const p = await h.project({ name: 'Stamped by the old purge' });
+      const ownerActor = p.createdByActorId;
+      const id = '0f0e0d0c-0b0a-4908-8706-050403020100';
+      // As such writes stored it: a human actor with member id '' stamping a record.
+      await h.store.db.insertInto('actors').values({
+        id, team_id: h.a.id, type: 'human', display_name: '', member_id: '', created_at: d.encode('timestamp', h.clock.now()), updated_at: d.encode('timestamp', h.clock.now()),
+      }).execute();
+      await h.store.db.updateTable('projects').set({ updated_by_actor_id: id }).where('id', '=', p.id).execute();
+      expect(ok(await h.get(`/actors/${id}`))).toMatchObject({ id, type: 'human', memberId: '' });
+      // An erased person's actor (human, no member, tombstoned) is not one of them.
+      const m = await h.api.admin.addMember(h.a.id, { name: 'Erased before', role: 'regular' });
+      const tok = (await h.api.admin.issueToken(m.id, { scopes: ['read', 'write', 'delete'] })).token;
+      const erasedActor = (await h.project({ name: 'By the erased' }, tok)).createdByActorId;
+      await h.api.admin.erasePerson(m.userId);
+      const erasedBefore = ok(await h.get(`/actors/${erasedActor}`));
+      expect(await retypeMemberlessHumanActors(h.store.db, d, h.clock.now())).toBe(1);
+      expect(ok(await h.get(`/actors/${id}`))).toMatchObject({ id, type: 'systemDefault', displayName: 'System', memberId: null, agentId: null });
+      expect(ok(await h.get(`/projects/${p.id}`)).updatedByActorId).toBe(id);
+      expect(ok(await h.get(`/actors/${ownerActor}`))).toMatchObject({ type: 'human', memberId: h.a.owner.id });
+      expect(ok(await h.get(`/actors/${erasedActor}`))).toEqual(erasedBefore);
+      expect(await retypeMemberlessHumanActors(h.store.db, d, h.clock.now())).toBe(0);
     });
 
     it('a person who never wrote has no actor to tombstone; an unknown person is refused', async () => {

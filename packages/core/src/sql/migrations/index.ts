@@ -27,10 +27,12 @@ import { activityAudience } from './0024-activity-audience';
 import { linkOrderIndex } from './0025-link-order-index';
 import { labelType } from './0026-label-type';
 import { presenceEventMembers } from './0027-presence-event-members';
+import { memberlessHumanActors } from './0028-memberless-human-actors';
 
 export { tableOf, createTable, type Cols } from './table';
 export { backfillDiscussionChats } from './0019-discussion-chats';
 export { renameDuplicateFolders } from './0023-project-folder-names';
+export { retypeMemberlessHumanActors } from './0028-memberless-human-actors';
 export { narrowOwnerReadAudiences } from './0024-activity-audience';
 
 /**
@@ -71,6 +73,7 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0025_link_order_index': linkOrderIndex(),
     '0026_label_type': labelType(d),
     '0027_presence_event_members': presenceEventMembers(),
+    '0028_memberless_human_actors': memberlessHumanActors(d),
   };
 }
 
