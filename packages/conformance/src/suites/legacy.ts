@@ -587,6 +587,24 @@ export function legacySuite(factory: StoreFactory): void {
         expectLegacyError(await legacy(h, 'DELETE', `/subteams/${id}`, { token: write }), 403);
         ok(await legacy(h, 'DELETE', `/subteams/${id}`, { token: del }));
       });
+
+      // Spec "Errors": the message names the field as the client sent it, whatever its name (no prototype lookups).
+      it('a parameter or body key named like an Object.prototype member is named as sent in the 400 message', async () => {
+        for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+          const q = await legacy(h, 'GET', `/labels?${name}=1`);
+          expectLegacyError(q, 400);
+          expect(q.body.message.startsWith(`${name}: `), q.body.message).toBe(true);
+          const b = await legacy(h, 'POST', '/labels', { raw: `{"name":"Proto","type":0,${JSON.stringify(name)}:1}`, headers: { 'content-type': 'application/json' } });
+          expectLegacyError(b, 400);
+          expect(b.body.message.startsWith(`${name}: `), b.body.message).toBe(true);
+          expect(b.body.message).not.toMatch(/\[object Object\]|function /);
+        }
+        // A segment named like one is no covered segment: a fine-grained token is refused without naming a prototype member.
+        const fine = await pat(h.a.owner.id, ['tasks:read']);
+        const seg = await legacy(h, 'GET', '/constructor', { token: fine });
+        expectLegacyError(seg, 403);
+        expect(seg.body.message).not.toMatch(/function |native code/);
+      });
     });
   });
 }

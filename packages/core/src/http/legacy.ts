@@ -61,6 +61,11 @@ export const LEGACY_SCOPE_RESOURCE: Readonly<Record<string, string>> = {
   members: 'members',
 };
 
+/** The v3 scope resource a legacy segment stands for (own keys only: `/constructor` is no segment). */
+function scopeResourceOf(segment: string | undefined): string | undefined {
+  return segment !== undefined && Object.hasOwn(LEGACY_SCOPE_RESOURCE, segment) ? LEGACY_SCOPE_RESOURCE[segment] : undefined;
+}
+
 /**
  * The scope action of a legacy request (rule 2): GET read, DELETE delete,
  * everything else write. One exception: `DELETE /subteams/{id}/members` runs
@@ -83,7 +88,7 @@ export function legacyAction(method: string, segs: readonly string[] = []): Scop
 export function legacyScopeCovers(scopes: ReadonlySet<string>, method: string, segs: readonly string[], holdsMacro: (a: ScopeAction) => boolean = (a) => scopes.has(a)): boolean {
   const action = legacyAction(method, segs);
   if (holdsMacro(action) || (action === 'read' && holdsMacro('write'))) return true;
-  const resource = LEGACY_SCOPE_RESOURCE[segs[0] ?? ''];
+  const resource = scopeResourceOf(segs[0]);
   if (!resource || segs.length > 2) return false;
   return grants(scopes, resource, action);
 }
@@ -218,12 +223,16 @@ interface LegacyRoute {
   write?: (c: Call, ctx: WriteContext, body: unknown) => Promise<OpResult>;
 }
 
-/** v3 field names → legacy ones, to name fields in validation messages as the client sent them. */
-const LEGACY_FIELD: Record<string, string> = { icon: 'logo', ownerId: 'owner', secondaryColor: 'secondary_color', isGeneral: 'is_general', ids: 'members_ids' };
+/**
+ * v3 field names → legacy ones, to name fields in validation messages as the
+ * client sent them. A Map: a client's key (`__proto__`, `constructor`) is
+ * never looked up on a prototype.
+ */
+const LEGACY_FIELD: ReadonlyMap<string, string> = new Map([['icon', 'logo'], ['ownerId', 'owner'], ['secondaryColor', 'secondary_color'], ['isGeneral', 'is_general'], ['ids', 'members_ids']]);
 
 function legacyMessage(err: ProblemError): string {
   const errors = err.extras.errors as FieldError[] | undefined;
-  const rename = (f: string) => f.split('.').map((p) => LEGACY_FIELD[p] ?? p).join('.');
+  const rename = (f: string) => f.split('.').map((p) => LEGACY_FIELD.get(p) ?? p).join('.');
   if (err.code === 'validation_failed' && Array.isArray(errors) && errors.length) {
     const parts = errors.slice(0, 5).map((e) => (e.field ? `${rename(e.field)}: ${e.message}` : e.message));
     return `${parts.join('; ')}${errors.length > 5 ? `; and ${errors.length - 5} more` : ''}`;
@@ -575,7 +584,7 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
       // Spec "Authentication" rules 2-3: the segment and the method decide; fine-grained scopes cover five segments.
       if (!legacyScopeCovers(principal.scopes, method, segs, (a) => holdsMacro(principal, a))) {
         const action = legacyAction(method, segs);
-        const resource = LEGACY_SCOPE_RESOURCE[segs[0] ?? ''];
+        const resource = scopeResourceOf(segs[0]);
         throw new ProblemError('permission_denied', resource && segs.length <= 2
           ? `This token's scopes do not cover ${action} on /${segs[0]} (${resource}:${action}, or the ${action} scope)`
           : `This route needs the ${action} scope; fine-grained scopes do not reach it on the legacy surface (use the v3 API)`);
