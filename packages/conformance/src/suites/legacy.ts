@@ -605,6 +605,48 @@ export function legacySuite(factory: StoreFactory): void {
         expectLegacyError(seg, 403);
         expect(seg.body.message).not.toMatch(/function |native code/);
       });
+
+      // Spec "Errors" and docs/not-shown.md "Legacy v1.0 surface" (Errors): messages speak the legacy surface's names.
+      it('404 names the record by its legacy segment whether the id is malformed or unknown; the members routes name members_ids', async () => {
+        const unknown = 'ZZZZZZZZZZZZ';
+        const malformed = 'not.an.id';
+        const subjects: Array<[string, string]> = [['subteams', 'subteam'], ['labels', 'label'], ['docs', 'doc'], ['tasks', 'task'], ['projects', 'project'], ['members', 'member'], ['apps', 'app']];
+        for (const [segment, subject] of subjects) {
+          for (const id of [unknown, malformed]) {
+            const r = await legacy(h, 'GET', `/${segment}/${id}`);
+            expectLegacyError(r, 404);
+            expect(r.body.message).toBe(`No ${subject} '${id}'`);
+          }
+        }
+        for (const [m, path, body] of [['PUT', `/subteams/${unknown}`, { name: 'x' }], ['DELETE', `/subteams/${unknown}`, undefined], ['POST', `/subteams/${unknown}/leave`, undefined],
+          ['PUT', `/subteams/${unknown}/members`, { members_ids: [] }], ['DELETE', `/subteams/${unknown}/members`, { members_ids: [h.a.owner.id] }],
+          ['PUT', `/labels/${unknown}`, { name: 'x' }], ['DELETE', `/labels/${unknown}`, undefined]] as const) {
+          const r = await legacy(h, m, path, body === undefined ? {} : { body });
+          expectLegacyError(r, 404);
+          expect(r.body.message, `${m} ${path}`).toBe(`No ${path.startsWith('/labels') ? 'label' : 'subteam'} '${unknown}'`);
+        }
+        const { id } = ok(await legacy(h, 'POST', '/subteams', { body: { name: 'Named ids', members: [h.a.owner.id] } }), 201);
+        for (const m of ['PUT', 'DELETE']) {
+          const missing = await legacy(h, m, `/subteams/${id}/members`, { body: { members_ids: [unknown] } });
+          expectLegacyError(missing, 404);
+          expect(missing.body.message).toBe(`members_ids: no member '${unknown}' in this workspace`);
+          const bad = await legacy(h, m, `/subteams/${id}/members`, { body: { members_ids: ['x'] } });
+          expect(bad.body.message, m).toMatch(/^members_ids: /);
+          const many = await legacy(h, m, `/subteams/${id}/members`, { body: { members_ids: Array.from({ length: 200 }, () => h.a.owner.id) } });
+          expectLegacyError(many, 400);
+          expect(many.body.message, m).toMatch(/^members_ids: /);
+        }
+        const empty = await legacy(h, 'DELETE', `/subteams/${id}/members`, { body: { members_ids: [] } });
+        expectLegacyError(empty, 400);
+        expect(empty.body.message).toMatch(/^members_ids: /);
+        // A body field naming an id is named as the legacy body names it.
+        const owner = await legacy(h, 'PUT', `/subteams/${id}`, { body: { owner: unknown } });
+        expectLegacyError(owner, 404);
+        expect(owner.body.message).toBe(`owner: no member '${unknown}' in this workspace`);
+        const roster = await legacy(h, 'POST', '/subteams', { body: { name: 'Roster ids', members: [unknown] } });
+        expectLegacyError(roster, 404);
+        expect(roster.body.message).toBe(`members: no member '${unknown}' in this workspace`);
+      });
     });
   });
 }

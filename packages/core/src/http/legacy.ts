@@ -230,15 +230,47 @@ interface LegacyRoute {
  */
 const LEGACY_FIELD: ReadonlyMap<string, string> = new Map([['icon', 'logo'], ['ownerId', 'owner'], ['secondaryColor', 'secondary_color'], ['isGeneral', 'is_general'], ['ids', 'members_ids']]);
 
-function legacyMessage(err: ProblemError): string {
+/** What one record of a legacy segment is called in messages (`No subteam '…'`, `No doc '…'`). */
+function legacySubject(segment: string | undefined): string {
+  if (segment === undefined) return 'record';
+  return segment.endsWith('s') ? segment.slice(0, -1) : segment;
+}
+
+/**
+ * The `message` of a legacy error: the v3 detail, told in the legacy
+ * surface's words. Validation fields are named as the legacy body names them;
+ * a missing path record is named by its segment (`No subteam 'X'`, whether
+ * the id is malformed or unknown); on the members routes every complaint about
+ * the ids names `members_ids` (never the v3 `ids` or `members.0`).
+ */
+function legacyMessage(err: ProblemError, segs: readonly string[]): string {
   const errors = err.extras.errors as FieldError[] | undefined;
-  const rename = (f: string) => f.split('.').map((p) => LEGACY_FIELD.get(p) ?? p).join('.');
+  const onMembers = segs.length === 3 && segs[0] === 'subteams' && segs[2] === 'members';
+  const rename = (f: string) => {
+    const parts = f.split('.').map((p) => LEGACY_FIELD.get(p) ?? p);
+    // `members.0` on a members route is an item of members_ids.
+    return onMembers && (parts[0] === 'members' || parts[0] === 'members_ids') ? 'members_ids' : parts.join('.');
+  };
   if (err.code === 'validation_failed' && Array.isArray(errors) && errors.length) {
     const parts = errors.slice(0, 5).map((e) => (e.field ? `${rename(e.field)}: ${e.message}` : e.message));
     return `${parts.join('; ')}${errors.length > 5 ? `; and ${errors.length - 5} more` : ''}`;
   }
   const missing = err.extras.missing as string[] | undefined;
-  if (err.code === 'm2m_target_not_found' && Array.isArray(missing)) return `No such member(s): ${missing.slice(0, 20).join(', ')}`;
+  if (err.code === 'm2m_target_not_found' && Array.isArray(missing)) {
+    const shown = missing.slice(0, 20).map((m) => `'${clip(String(m), 100)}'`).join(', ');
+    return `${onMembers ? 'members_ids' : 'members'}: no member ${shown} in this workspace`;
+  }
+  if (err.code === 'resource_not_found' && typeof err.extras.id === 'string') {
+    const field = err.extras.field;
+    // A body field naming an id (`ownerId`): the problem already says which; rename the field.
+    if (typeof field === 'string') return err.message.startsWith(`${field}:`) ? `${rename(field)}${err.message.slice(field.length)}` : err.message;
+    return `No ${legacySubject(segs[0])} '${err.extras.id}'`;
+  }
+  if (onMembers && err.code === 'batch_empty') return 'members_ids: must be a non-empty array of member ids';
+  if (onMembers && (err.code === 'batch_too_large' || err.code === 'bulk_too_large')) {
+    const { max, received } = err.extras as { max?: unknown; received?: unknown };
+    return typeof max === 'number' && typeof received === 'number' ? `members_ids: holds ${received} ids; at most ${max}` : 'members_ids: holds too many ids';
+  }
   return err.message;
 }
 
@@ -550,10 +582,12 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
     const answer = (status: number, body: unknown, headers: Record<string, string> = {}): HttpResponse => ({
       status, headers: { ...JSON_HEADERS, 'x-request-id': requestId, ...extra, ...headers, ...common }, body: JSON.stringify(body),
     });
+    // The path's segments once parsed (errors name records by their segment).
+    let segs: string[] = [];
     const fail = (err: ProblemError): HttpResponse => {
       const headers = Object.fromEntries(Object.entries(err.headers).map(([k, v]) => [k.toLowerCase(), v]));
       if (err.code === 'rate_limited') for (const k of Object.keys(extra)) delete extra[k];
-      return answer(err.status, legacyErrorBody(err.status, legacyMessage(err)), headers);
+      return answer(err.status, legacyErrorBody(err.status, legacyMessage(err, segs)), headers);
     };
     try {
       if (req.url.length > MAX_URL_LENGTH) throw new ProblemError('invalid_query_param', `The URL is longer than ${MAX_URL_LENGTH} characters`);
@@ -566,7 +600,7 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
         throw new ProblemError('invalid_query_param', 'The query string is malformed');
       }
       const method = req.method.toUpperCase();
-      const segs = path.slice(LEGACY_PREFIX.length).split('/').filter((s) => s !== '').map((s) => {
+      segs = path.slice(LEGACY_PREFIX.length).split('/').filter((s) => s !== '').map((s) => {
         try {
           return decodeURIComponent(s);
         } catch {
@@ -601,7 +635,7 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
         if (missing.length) throw new ProblemError('permission_denied', `Missing permission: ${missing.join(', ')}`);
       }
       // A path id that no id can be is answered like an unknown one, without reaching storage.
-      for (const id of Object.values(params)) if (!isId(id)) throw notFound(segs[0] === 'subteams' ? 'subteam' : segs[0]!.replace(/s$/, ''), id);
+      for (const id of Object.values(params)) if (!isId(id)) throw notFound(legacySubject(segs[0]), id);
       const call: Call = { principal, params, query };
       let out: OpResult;
       if (r.read) {
