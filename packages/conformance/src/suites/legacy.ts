@@ -647,6 +647,36 @@ export function legacySuite(factory: StoreFactory): void {
         expectLegacyError(roster, 404);
         expect(roster.body.message).toBe(`members: no member '${unknown}' in this workspace`);
       });
+
+      // Spec "Errors" (405, {message, code}) and "Limits": a method no route serves is refused before the token lookup,
+      // so it costs no statement and reaches no rate-limit bucket (docs/not-shown.md "Legacy v1.0 surface", Methods).
+      it('PATCH, OPTIONS, TRACE are 405 before authentication: no statement, no limiter call, with Allow and the versioning headers', async () => {
+        const before = c.limiter.calls.length;
+        for (const method of ['PATCH', 'OPTIONS', 'TRACE', 'PROPFIND']) {
+          for (const token of [h.a.owner.token, null, 'svc_pat_nope_nope']) {
+            let r: Reply | undefined;
+            const statements = await h.countQueries(async () => { r = await legacy(h, method, '/subteams', { token }); });
+            expectLegacyError(r!, 405);
+            expect(r!.headers.allow).toBe('GET, POST');
+            expect(statements, `${method} ran SQL`).toEqual([]);
+          }
+        }
+        const unserved = await legacy(h, 'PATCH', '/chats', { token: null });
+        expectLegacyError(unserved, 405);
+        expect(unserved.headers.allow).toBe('GET, POST, PUT, DELETE');
+        expect(c.limiter.calls.length).toBe(before);
+      });
+
+      it('a list parameter given twice or empty is 400, like limit and offset (project_id, type)', async () => {
+        const p = await h.project({ name: 'Param rules' });
+        ok(await legacy(h, 'GET', `/tasks?project_id=${p.id}`));
+        for (const q of [`/tasks?project_id=${p.id}&project_id=${p.id}`, `/tasks?project_id=${p.id}&project_id=ZZZZZZZZZZZZ`, '/tasks?project_id=', `/docs?project_id=${p.id}&project_id=${p.id}`, '/docs?project_id=',
+          '/labels?type=0&type=0', '/labels?type=', '/labels?limit=', '/labels?offset=']) {
+          const r = await legacy(h, 'GET', q);
+          expectLegacyError(r, 400);
+          expect(r.body.message, q).toMatch(/^(project_id|type|limit|offset): /);
+        }
+      });
     });
   });
 }

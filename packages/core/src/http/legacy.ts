@@ -134,6 +134,8 @@ export const LEGACY_ROUTES: readonly string[] = [
   'GET /tasks', 'GET /tasks/{id}', 'GET /projects', 'GET /projects/{id}', 'GET /docs', 'GET /docs/{id}', 'GET /members', 'GET /members/{id}',
 ];
 
+/** Methods the pipeline authenticates and routes (HEAD is routed, and counted, as a read); any other is 405 before authentication. */
+const SERVED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE']);
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 const NO_VIEW: ReadPlan = { expand: { children: new Map() }, fields: new Map() };
 
@@ -163,6 +165,14 @@ function intParam(query: URLSearchParams, name: string, o: { min: number; max: n
     throw badParam(name, `must be an integer from ${o.min} to ${o.max}`);
   }
   return n;
+}
+
+/** A query parameter given at most once and never empty (undefined when absent); anything else 400. */
+function oneParam(query: URLSearchParams, name: string): string | undefined {
+  const all = query.getAll(name);
+  if (all.length > 1) throw badParam(name, 'is given more than once');
+  if (all.length === 1 && all[0] === '') throw badParam(name, 'must not be empty');
+  return all[0];
 }
 
 /** Refuse query parameters a route does not read. */
@@ -354,8 +364,8 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
           const { limit, offset } = paging(c.query);
           const v3q = new URLSearchParams();
           for (const [legacy, v3] of Object.entries(listParams)) {
-            const v = c.query.get(legacy);
-            if (v !== null) v3q.set(v3, v);
+            const v = oneParam(c.query, legacy);
+            if (v !== undefined) v3q.set(v3, v);
           }
           const p = await page(ctx, res, v3q, limit, offset);
           return { status: 200, body: { [segment]: p.rows.map((r) => legacyRecord(res, r)), hasMore: p.hasMore } };
@@ -459,9 +469,9 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
         onlyParams(c.query, ['limit', 'offset', 'type']);
         const { limit, offset } = paging(c.query);
         const v3q = new URLSearchParams();
-        const types = c.query.getAll('type');
-        if (types.length > 1 || (types.length === 1 && types[0] !== '0' && types[0] !== '1')) throw badParam('type', 'must be 0 or 1');
-        if (types.length === 1) v3q.set('type[eq]', types[0]!);
+        const type = oneParam(c.query, 'type');
+        if (type !== undefined && type !== '0' && type !== '1') throw badParam('type', 'must be 0 or 1');
+        if (type !== undefined) v3q.set('type[eq]', type);
         const p = await page(ctx, labels, v3q, limit, offset);
         return { status: 200, body: { labels: await labelsOf(ctx, p.rows), hasMore: p.hasMore } };
       },
@@ -607,6 +617,12 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
           return s;
         }
       });
+      // Methods no legacy route serves are refused before the token is looked up (and so count in no rate-limit
+      // bucket): 405 with the route's methods when the path is served, else every method of the surface.
+      if (!SERVED_METHODS.has(method)) {
+        const m = segs.length ? match(method, segs) : undefined;
+        throw new ProblemError('method_not_allowed', `${clip(method, 20)} is not allowed on the legacy API`, {}, { allow: m && 'allowed' in m ? m.allowed.join(', ') : 'GET, POST, PUT, DELETE' });
+      }
       const now = engine.config.clock.now();
       const principal = await authenticate(store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf);
       principal.clientIp = o.clientIp ? o.clientIp(req) : req.remoteAddress;
