@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { ProblemError, type HttpRequest } from '@pmapi/core';
+import { ProblemError, projectResource, type HttpRequest, type Resource } from '@pmapi/core';
 import { harness, type Harness, type Reply, type StoreFactory } from '../kit';
 import { during, ofType } from './shared';
 
@@ -675,6 +675,30 @@ export function legacySuite(factory: StoreFactory): void {
           const r = await legacy(h, 'GET', q);
           expectLegacyError(r, 400);
           expect(r.body.message, q).toMatch(/^(project_id|type|limit|offset): /);
+        }
+      });
+
+      // Spec "Versioning": the legacy surface is frozen, no new fields. The read endpoints pin their fields, so a field
+      // v3 gains never reaches them (docs/not-shown.md "Legacy v1.0 surface", Read endpoints).
+      it('a field v3 gains does not appear on the legacy read endpoints', async () => {
+        // The v3 project resource grown by one field: its task counter, a stored column v3 did not show.
+        const grown: Resource = { ...projectResource, columns: projectResource.columns.map((col) => (col.key === 'taskCounter' ? { ...col, internal: false } : col)) };
+        const g = await harness(factory, { api: () => ({ resources: [grown] }) });
+        try {
+          const p = await g.project({ name: 'Grown' });
+          const v3 = (await g.get(`/projects/${p.id}`)).body;
+          expect(v3, 'the v3 shape grew').toHaveProperty('taskCounter');
+          const res = await g.api.handle({ method: 'GET', url: `/api/v1.0/projects/${p.id}`, headers: { authorization: `Bearer ${g.a.owner.token}` } });
+          const one = JSON.parse(res.body as string);
+          expect(res.status).toBe(200);
+          const listed = JSON.parse((await g.api.handle({ method: 'GET', url: '/api/v1.0/projects?limit=200', headers: { authorization: `Bearer ${g.a.owner.token}` } })).body as string);
+          // The fields the surface had when it was frozen, in the same order, on both the default and the grown API.
+          const frozen = Object.keys(ok(await legacy(h, 'GET', `/projects/${(await h.project({ name: 'Frozen' })).id}`)));
+          expect(frozen).not.toContain('task_counter');
+          expect(Object.keys(one)).toEqual(frozen);
+          for (const row of listed.projects) expect(Object.keys(row)).toEqual(frozen);
+        } finally {
+          await g.close();
         }
       });
     });

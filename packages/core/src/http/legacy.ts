@@ -13,7 +13,7 @@ import { parseListQuery, type ReadPlan } from '../query/parse';
 import { parseJsonBody, OversizedArray } from './body';
 import type { Outcome } from '../presenters/v3';
 import {
-  LEGACY_PREFIX, appOf, appScopes, labelOf, legacyErrorBody, legacyHeaders, legacyRecord, legacyWrite, subteamOf,
+  LEGACY_PREFIX, appOf, appScopes, labelOf, legacyErrorBody, legacyHeaders, legacyRecord, legacyWrite, subteamOf, type LegacyReadSegment,
 } from '../presenters/legacy';
 import { appFamilyScopes, membersOfActors, workspaceApps } from '../sql/queries/legacy';
 import { clampScopes } from '../oauth/scopes';
@@ -354,7 +354,7 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
   }
 
   /** A generic read segment: list and get of a v3 resource in the legacy record form. */
-  function readSegment(segment: string, resPath: string, listParams: Record<string, string> = {}): LegacyRoute[] {
+  function readSegment(segment: LegacyReadSegment, resPath: string, listParams: Record<string, string> = {}): LegacyRoute[] {
     const res = registry.byPath.get(resPath)!;
     return [
       {
@@ -368,14 +368,14 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
             if (v !== undefined) v3q.set(v3, v);
           }
           const p = await page(ctx, res, v3q, limit, offset);
-          return { status: 200, body: { [segment]: p.rows.map((r) => legacyRecord(res, r)), hasMore: p.hasMore } };
+          return { status: 200, body: { [segment]: p.rows.map((r) => legacyRecord(segment, r)), hasMore: p.hasMore } };
         },
       },
       {
         method: 'GET', path: `${segment}/{id}`, role: { resource: resPath, action: 'read' },
         async read(c, ctx) {
           onlyParams(c.query, []);
-          return { status: 200, body: legacyRecord(res, await one(ctx, res, c.params.id!)) };
+          return { status: 200, body: legacyRecord(segment, await one(ctx, res, c.params.id!)) };
         },
       },
     ];

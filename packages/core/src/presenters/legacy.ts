@@ -1,13 +1,10 @@
-import type { Resource } from '../resources/define-resource';
-import { snakeCase } from '../resources/fields';
 import type { OpResult } from './v3';
-import { v3Shape } from './v3';
 
 /*
  * The legacy v1.0 presenter (spec "Legacy v1.0 endpoints", "Errors",
  * "Versioning"): how the outcomes of the same operations v3 runs look on
- * /api/v1.0. Shapes are data derived from the v3 shapes (snake_case of the
- * v3 field names), except the three the spec shows: subteams, labels, apps.
+ * /api/v1.0. Every shape is pinned (the surface is frozen): the three the
+ * spec shows (subteams, labels, apps) and the read endpoints' field lists.
  * Every decision the spec leaves open: docs/not-shown.md "Legacy v1.0 surface".
  */
 
@@ -41,19 +38,51 @@ export function legacyWrite(status: 200 | 201, message: string, id: string): OpR
 }
 
 /**
- * The legacy form of any record: the v3 shape's fields (stored columns and
- * relation id sets, never computed or expanded ones), keys in snake_case,
- * values as v3 shows them.
+ * The fields of the legacy read endpoints (`GET /tasks`, `/projects`, `/docs`,
+ * `/members` and their `/{id}`), pinned: the surface is frozen (spec
+ * "Versioning": no new fields), so a field v3 gains never appears here. Each
+ * is the v3 field of the same name in camelCase (`project_id` ← `projectId`),
+ * its value as v3 shows it (null when v3 has none). The list is the v3 shape
+ * (stored columns and relation id sets) as it was when the surface was frozen.
  */
-export function legacyRecord(res: Resource, v3: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const f of v3Shape(res)) out[snakeCase(f.name)] = v3[f.name] ?? null;
-  return out;
-}
+export const LEGACY_READ_FIELDS: Readonly<Record<LegacyReadSegment, readonly string[]>> = {
+  tasks: [
+    'id', 'created_at', 'updated_at', 'created_by_actor_id', 'updated_by_actor_id', 'created_by_actor_type', 'updated_by_actor_type',
+    'name', 'project_id', 'description', 'archived', 'archived_at', 'archived_by_id', 'completed', 'completed_at', 'completed_by_id',
+    'list_id', 'status_id', 'parent_task_id', 'dependency_id', 'recurring_rule_id', 'start_at', 'due_at', 'remind_at', 'story_points',
+    'estimate', 'order', 'order_list', 'banner', 'embed_url', 'custom_fields', 'nice_id', 'created_by_id', 'assignees', 'labels',
+    'subscribers', 'connected_tasks', 'hidden_for',
+  ],
+  projects: [
+    'id', 'created_at', 'updated_at', 'created_by_actor_id', 'updated_by_actor_id', 'created_by_actor_type', 'updated_by_actor_type',
+    'purge_at', 'deleted_by_id', 'name', 'description', 'icon', 'initials', 'color', 'secondary_color', 'portfolio_id', 'access_type',
+    'modules', 'default_tasks_view', 'hidden_list_columns', 'list_columns_order', 'custom_fields_order', 'task_custom_fields_order',
+    'list_custom_fields_order', 'auto_milestones', 'estimation_unit', 'hide_users_from_guests', 'subtask_status_enabled',
+    'query_all_files', 'project_folder_id', 'custom_fields', 'archived', 'nice_id', 'owner_id', 'discussion_chat_id', 'order', 'members',
+  ],
+  docs: [
+    'id', 'created_at', 'updated_at', 'created_by_actor_id', 'updated_by_actor_id', 'created_by_actor_type', 'updated_by_actor_type',
+    'purge_at', 'deleted_by_id', 'title', 'project_id', 'folder_id', 'access_type', 'created_by_id',
+  ],
+  members: [
+    'id', 'created_at', 'updated_at', 'created_by_actor_id', 'updated_by_actor_id', 'created_by_actor_type', 'updated_by_actor_type',
+    'purge_at', 'deleted_by_id', 'user_id', 'name', 'email', 'role', 'role_id', 'active', 'type',
+  ],
+};
 
-/** The field names of {@link legacyRecord} for a resource. */
-export function legacyFieldNames(res: Resource): string[] {
-  return v3Shape(res).map((f) => snakeCase(f.name));
+/** The segments of the legacy read endpoints. */
+export type LegacyReadSegment = 'tasks' | 'projects' | 'docs' | 'members';
+
+const camelOf = (snake: string): string => snake.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+const READ_SOURCES: ReadonlyMap<LegacyReadSegment, ReadonlyArray<readonly [string, string]>> = new Map(
+  (Object.keys(LEGACY_READ_FIELDS) as LegacyReadSegment[]).map((seg) => [seg, LEGACY_READ_FIELDS[seg].map((name) => [name, camelOf(name)] as const)]),
+);
+
+/** The legacy form of a v3 record of a read segment: exactly its pinned fields, in order. */
+export function legacyRecord(segment: LegacyReadSegment, v3: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, source] of READ_SOURCES.get(segment)!) out[name] = Object.hasOwn(v3, source) ? v3[source] ?? null : null;
+  return out;
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
