@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { ProblemError, projectResource, type HttpRequest, type Resource } from '@pmapi/core';
+import { uncachedShapes } from '@pmapi/core/sql';
 import { harness, type Harness, type Reply, type StoreFactory } from '../kit';
 import { during, ofType } from './shared';
 
@@ -700,6 +701,30 @@ export function legacySuite(factory: StoreFactory): void {
         } finally {
           await g.close();
         }
+      });
+
+      // docs/not-shown.md "Legacy v1.0 surface" (Paging): the offset is passed over by the database, never read and sliced.
+      it('offset paging skips rows in the list statement itself (OFFSET): only the page is read and built', async () => {
+        for (let i = 0; i < 6; i++) ok(await legacy(h, 'POST', '/labels', { body: { name: `Offset ${i}`, type: 0 } }), 201);
+        const all = ok(await legacy(h, 'GET', '/labels?limit=200')).labels.map((l: any) => l.id);
+        let page: any;
+        const statements = await h.countQueries(async () => { page = ok(await legacy(h, 'GET', '/labels?limit=2&offset=3')); });
+        expect(page.labels.map((l: any) => l.id)).toEqual(all.slice(3, 5));
+        expect(page.hasMore).toBe(all.length > 5);
+        const lists = statements.filter((q) => /from\s+"labels"/i.test(q) && /\blimit\b/i.test(q));
+        expect(lists, statements.join('\n')).toHaveLength(1);
+        expect(lists[0]).toMatch(/\boffset\b/i);
+        // The last page: hasMore false, the rows the offset leaves.
+        const last = ok(await legacy(h, 'GET', `/labels?limit=5&offset=${all.length - 2}`));
+        expect(last.labels.map((l: any) => l.id)).toEqual(all.slice(-2));
+        expect(last.hasMore).toBe(false);
+        // The offset statement's bound values are predicted, so it is compiled once and re-run (statement cache).
+        expect(uncachedShapes().filter((k) => k.includes('|offset'))).toEqual([]);
+        // Without an offset, and on v3 (keyset pages), the statement has none.
+        const plain = await h.countQueries(() => legacy(h, 'GET', '/labels?limit=2'));
+        expect(plain.filter((q) => /from\s+"labels"/i.test(q) && /\boffset\b/i.test(q))).toEqual([]);
+        const v3 = await h.countQueries(() => h.get('/labels?limit=2'));
+        expect(v3.filter((q) => /from\s+"labels"/i.test(q) && /\boffset\b/i.test(q))).toEqual([]);
       });
     });
   });

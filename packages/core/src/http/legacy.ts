@@ -303,12 +303,14 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
     const parsed = parseListQuery(v3Query, {
       res, registry, teamId: ctx.teamId, now: ctx.now, cursorSecret: engine.config.cursorSecret, memberId: ctx.principal.memberId, permissions: ctx.principal.permissions,
     });
-    // Offset paging over the keyset list: the first offset+limit rows in the list's default order (plus one to learn hasMore).
-    parsed.plan.limit = offset + limit;
+    // Offset paging over the list in its default order: the statement skips `offset` rows itself (OFFSET), so only
+    // the page's rows (plus one to learn hasMore) are read and built into JSON.
+    parsed.plan.limit = limit;
+    parsed.plan.offset = offset;
     const out = await engine.list(ctx, res, parsed);
     if (out.kind !== 'page') throw new Error('list answered no page');
     const data = (out.page.json !== undefined ? JSON.parse(out.page.json) : out.page.data) as Record<string, unknown>[];
-    return { rows: data.slice(offset), hasMore: out.page.hasMore };
+    return { rows: data, hasMore: out.page.hasMore };
   }
 
   async function one(ctx: ReadContext, res: Resource, id: string): Promise<Record<string, unknown>> {

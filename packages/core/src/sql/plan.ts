@@ -42,6 +42,8 @@ export interface ListPlan {
   sort: SortPlan;
   after?: Boundary;
   limit: number;
+  /** Rows skipped before the page, in SQL (the legacy v1.0 offset paging); absent or 0 for keyset pages. */
+  offset?: number;
   includeTotal: boolean;
   expand: ExpandNode;
   fields: Map<string, Set<string>>;

@@ -483,6 +483,7 @@ export class Repo {
       else out.push(d.encode(plan.sort.kind, b.value), b.id);
     }
     out.push(take);
+    if (plan.offset) out.push(plan.offset);
     return out;
   }
 
@@ -496,7 +497,9 @@ export class Repo {
     }
     // Nulls sort as the largest value on both databases: last ascending, first descending.
     if (sort.nullable) q = q.orderBy(sql`(${sql.ref(sort.column)} is null)`, dir);
-    return q.orderBy(sort.column, dir).orderBy('id', dir).limit(take);
+    q = q.orderBy(sort.column, dir).orderBy('id', dir).limit(take);
+    // Skipped rows are passed over by the database, before any JSON or relation is built for them.
+    return plan.offset ? q.offset(plan.offset) : q;
   }
 
   async count(plan: ListPlan, teamId: string): Promise<number> {
@@ -766,6 +769,7 @@ function pageShape(plan: ListPlan): string {
   };
   for (const c of plan.conditions) add(c);
   if (plan.after) key += plan.after.value === null || plan.after.value === undefined ? '|after-null' : '|after';
+  if (plan.offset) key += '|offset';
   return key;
 }
 
