@@ -726,6 +726,27 @@ export function legacySuite(factory: StoreFactory): void {
         const v3 = await h.countQueries(() => h.get('/labels?limit=2'));
         expect(v3.filter((q) => /from\s+"labels"/i.test(q) && /\boffset\b/i.test(q))).toEqual([]);
       });
+
+      // Spec "Authentication" rules 2-3 and docs/not-shown.md "Legacy v1.0 surface" (Macros held by OAuth tokens): a token
+      // holds a macro only when its consent asked for it, never because a narrow role clamps the macro down to its scopes.
+      it('an OAuth token is a macro holder only when its consent asked for the macro, whatever the role clamps it to', async () => {
+        const role = await h.post('/roles', { name: 'Legacy label reader', permissions: ['labels:read'] });
+        expect(role.status, JSON.stringify(role.body)).toBe(201);
+        const m = await h.api.admin.addMember(h.a.id, { name: 'Label Reader', role: 'Legacy label reader' });
+        const narrowOauth = await oauthToken(h, clientId, m.id, 'labels:read');
+        const narrowPat = await pat(m.id, ['labels:read']);
+        for (const token of [narrowPat, narrowOauth]) {
+          ok(await legacy(h, 'GET', '/labels', { token }));
+          expectLegacyError(await legacy(h, 'GET', '/apps?limit=1&offset=0', { token }), 403);
+          expectLegacyError(await legacy(h, 'GET', '/chats', { token }), 403);
+          expectLegacyError(await legacy(h, 'GET', '/subteams', { token }), 403);
+        }
+        // Consenting the macro itself makes the holder (clamped to the role: apps need no permission, unserved paths are 404).
+        const macro = await oauthToken(h, clientId, m.id, 'read');
+        ok(await legacy(h, 'GET', '/apps?limit=1&offset=0', { token: macro }));
+        expectLegacyError(await legacy(h, 'GET', '/chats', { token: macro }), 404);
+        ok(await legacy(h, 'GET', '/labels', { token: macro }));
+      });
     });
   });
 }

@@ -88,6 +88,7 @@ export async function authenticate(db: Kysely<any>, d: DialectSupport, token: st
     tokenId: row.token_id as string,
     tokenExpiresAt: row.expires_at === null ? null : (d.decode('timestamp', row.expires_at) as number),
     ...(row.kind === 'oauth' ? { via: 'oauth' as const } : {}),
+    ...(row.kind === 'oauth' && row.family_macros !== null && row.family_macros !== undefined ? { oauthMacros: new Set(d.decode('json', row.family_macros) as string[]) } : {}),
     scopes: new Set(d.decode('json', row.scopes) as string[]),
     actorId: (row.actor_id as string | null) ?? null,
     ...(row.member_type === 'agent' || row.member_type === 'automation' ? { identity: row.member_type as 'agent' | 'automation', actorId: null } : {}),

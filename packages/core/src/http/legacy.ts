@@ -95,15 +95,21 @@ export function legacyScopeCovers(scopes: ReadonlySet<string>, method: string, s
 
 /**
  * Whether a principal's token holds the macro `action`: literally (a personal
- * access token keeps `read`), or in the expanded form an OAuth grant stores
- * (macros expanded and clamped to the role at consent: oauth/scopes.ts) —
- * every `<resource>:<action>` the macro clamped to the member's role gives.
+ * access token keeps `read`), or, for an OAuth token, when its consent asked
+ * for the macro (`oauthMacros`, stored on the grant family) and the token
+ * still holds, in the expanded form a grant stores (macros expanded and
+ * clamped to the role at consent: oauth/scopes.ts), every
+ * `<resource>:<action>` the macro clamped to the member's role gives. A
+ * consent for `labels:read` never makes a macro holder, even for a role that
+ * grants nothing else. Families from before the macros were stored are judged
+ * by the expanded scopes alone.
  */
 export function macroHolder(registry: Registry): (p: Principal, action: ScopeAction) => boolean {
   const cache = new WeakMap<ReadonlySet<string>, Map<ScopeAction, string[]>>();
   return (p, action) => {
     if (p.scopes.has(action)) return true;
     if (p.via !== 'oauth') return false;
+    if (p.oauthMacros && !p.oauthMacros.has(action)) return false;
     let byAction = cache.get(p.permissions);
     if (!byAction) cache.set(p.permissions, (byAction = new Map()));
     let full = byAction.get(action);

@@ -3,6 +3,7 @@ import type { HttpRequest, HttpResponse } from '../http/types';
 import { CODE_CHALLENGE_RE } from './pkce';
 import { findClient, redirectUriMatches, type OAuthClientRow } from './clients';
 import { clampScopes, describeScopes, parseScope } from './scopes';
+import { SCOPE_MACROS } from '../auth/scopes';
 import { issueCode } from './grants/code';
 import { memberState } from './grants/shared';
 import { AUTHORIZE_PATH } from './metadata';
@@ -211,7 +212,7 @@ export async function handleAuthorize(ctx: OAuthContext, req: HttpRequest): Prom
     if (decision === 'deny') return deny('The member declined');
     if (decision !== 'allow') return errorPage('invalid_request', 'decision must be allow or deny');
     const code = await issueCode(ctx.store, ctx.grants, {
-      clientId: c.client.id, memberId, teamId: member.teamId, ceiling: granted, redirectUri: c.redirectUri, codeChallenge: c.codeChallenge, now,
+      clientId: c.client.id, memberId, teamId: member.teamId, ceiling: granted, macros: c.scope.filter((s) => (SCOPE_MACROS as readonly string[]).includes(s)), redirectUri: c.redirectUri, codeChallenge: c.codeChallenge, now,
     });
     return redirectTo(ctx, c.redirectUri, { code, state: c.state });
   }

@@ -50,6 +50,12 @@ export interface Principal {
   tokenExpiresAt?: number | null;
   /** `oauth`: the token is an OAuth app's, acting for the member (an integration: spec "File" uploaderId is null for its uploads). */
   via?: 'oauth';
+  /**
+   * OAuth tokens: the macros (`read`, `write`, `delete`) their consent literally
+   * asked for (the legacy surface's macro holders); absent for families
+   * consented before it was stored.
+   */
+  oauthMacros?: ReadonlySet<string>;
   scopes: ReadonlySet<string>;
   /** Actor id of the member, once it has written. */
   actorId: string | null;

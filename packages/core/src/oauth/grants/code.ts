@@ -9,16 +9,17 @@ import { CODE_LENGTH, CODE_TTL_MS, issueTokens, loadFamily, memberState, revokeF
 /**
  * Consent given: a new refresh-token family whose ceiling is the consented
  * scope (already clamped to the member's role), and its authorization code
- * (RFC 6749 §4.1.2), valid 60 s, stored as its SHA-256 digest.
+ * (RFC 6749 §4.1.2), valid 60 s, stored as its SHA-256 digest. `macros` are
+ * the macros the request literally asked for (the legacy surface's macro holders).
  */
 export async function issueCode(store: SqlStore, g: GrantDeps, input: {
-  clientId: string; memberId: string; teamId: string; ceiling: readonly string[]; redirectUri: string; codeChallenge: string; now: number;
+  clientId: string; memberId: string; teamId: string; ceiling: readonly string[]; macros: readonly string[]; redirectUri: string; codeChallenge: string; now: number;
 }): Promise<string> {
   const code = g.ids.secret(CODE_LENGTH);
   const familyId = g.ids.id();
   await store.transaction(async (trx) => {
     await insertOAuthFamily(trx, g.d, {
-      id: familyId, clientId: input.clientId, memberId: input.memberId, teamId: input.teamId, scopes: input.ceiling, now: input.now,
+      id: familyId, clientId: input.clientId, memberId: input.memberId, teamId: input.teamId, scopes: input.ceiling, macros: input.macros, now: input.now,
     });
     await insertOAuthCode(trx, g.d, {
       hash: sha256(code), clientId: input.clientId, familyId, redirectUri: input.redirectUri, codeChallenge: input.codeChallenge,

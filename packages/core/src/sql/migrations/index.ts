@@ -28,6 +28,7 @@ import { linkOrderIndex } from './0025-link-order-index';
 import { labelType } from './0026-label-type';
 import { presenceEventMembers } from './0027-presence-event-members';
 import { memberlessHumanActors } from './0028-memberless-human-actors';
+import { oauthFamilyMacros } from './0029-oauth-family-macros';
 
 export { tableOf, createTable, type Cols } from './table';
 export { backfillDiscussionChats } from './0019-discussion-chats';
@@ -74,6 +75,7 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0026_label_type': labelType(d),
     '0027_presence_event_members': presenceEventMembers(),
     '0028_memberless_human_actors': memberlessHumanActors(d),
+    '0029_oauth_family_macros': oauthFamilyMacros(d),
   };
 }
 

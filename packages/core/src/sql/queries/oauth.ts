@@ -40,13 +40,13 @@ export async function oauthClientRow(db: Kysely<any>, clientId: string): Promise
 
 // --- families (one consent, its ceiling scope and every token issued under it) ---
 
-/** Start a refresh-token family: `scopes` is its ceiling (the consented scope). */
+/** Start a refresh-token family: `scopes` is its ceiling (the consented scope), `macros` the macros the consent literally asked for. */
 export async function insertOAuthFamily(trx: Kysely<any>, d: DialectSupport, f: {
-  id: string; clientId: string; memberId: string; teamId: string; scopes: readonly string[]; now: number;
+  id: string; clientId: string; memberId: string; teamId: string; scopes: readonly string[]; macros: readonly string[]; now: number;
 }): Promise<void> {
   await trx.insertInto('oauth_families').values({
     id: f.id, client_id: f.clientId, member_id: f.memberId, team_id: f.teamId,
-    scopes: d.encode('json', [...f.scopes]), revoked_at: null, created_at: d.encode('timestamp', f.now),
+    scopes: d.encode('json', [...f.scopes]), macros: d.encode('json', [...f.macros]), revoked_at: null, created_at: d.encode('timestamp', f.now),
   }).execute();
 }
 

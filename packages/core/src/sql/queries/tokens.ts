@@ -13,7 +13,7 @@ export async function tokenByPrefix(db: Kysely<any>, d: DialectSupport, prefix: 
     .leftJoin('oauth_families as f', 'f.id', 't.family_id')
     .leftJoin('oauth_clients as c', 'c.id', 't.client_id')
     .select([
-      't.kind', 'f.revoked_at as family_revoked_at', 'c.revoked_at as client_revoked_at',
+      't.kind', 'f.revoked_at as family_revoked_at', 'f.macros as family_macros', 'c.revoked_at as client_revoked_at',
       't.id as token_id', 't.team_id', 't.hash', 't.scopes', 't.expires_at', 't.revoked_at', 't.last_used_at',
       'm.id as member_id', 'm.user_id', 'm.name', 'm.role', 'm.role_id', 'm.active', 'a.id as actor_id',
       // A removed (trashed) member's tokens answer token_owner_inactive; agents and automations are members of their own type.
