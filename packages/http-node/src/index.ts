@@ -1,5 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { HttpRequest, HttpResponse, Pmapi } from '@pmapi/core';
+import { createCors, withCors, type CorsOptions } from './cors';
+
+export { createCors, withCors, type Cors, type CorsOptions } from './cors';
+export { toFetchHandler, type FetchHandlerOptions } from './fetch';
 
 export interface NodeHandlerOptions {
   /** Largest request body accepted, in bytes (default 4 MiB); larger ones get 413. PUT requests use `uploadLimit` instead. */
@@ -31,8 +35,14 @@ export interface NodeHandlerOptions {
    * trust the hops it returns true for, reading right to left.
    */
   trustProxy?: boolean | ((address: string) => boolean);
-  /** Where v3 is mounted (default `/api/v3`); other paths go to `next` in middleware use, else 404. */
+  /**
+   * Where v3 is, *inside* the mount (default `/api/v3`; pass createPmapi's `basePath` if you changed it);
+   * other paths go to `next` in middleware use, else 404. Mounted under a prefix (`app.use('/pm', …)`),
+   * the prefix is not repeated here: the host strips it from `req.url`.
+   */
   basePath?: string;
+  /** Cross-origin access for browser callers (default off): preflights from allowed origins answered before authentication. */
+  cors?: CorsOptions;
 }
 
 /** Deadlines node:http enforces on the server itself (they cannot be set from a request listener). */
@@ -120,20 +130,42 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
   const drainTimeout = o.drainTimeoutMs ?? 2_000;
   const drainLimit = o.drainLimit ?? 16 * 1024 * 1024;
   const base = (o.basePath ?? '/api/v3').replace(/\/$/, '');
+  const cors = createCors(o.cors);
   return function pmapiHandler(req: IncomingMessage, res: ServerResponse, next?: Next): void {
-    const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/';
+    // Mounted under a prefix (Express/Connect `app.use('/pm', …)`, Fastify middie), the host strips the prefix
+    // from req.url and keeps the full URL in req.originalUrl. The API lives *inside* the mount: v3, legacy, blob
+    // links and the API-host token endpoint are matched on req.url against `basePath` (createPmapi's, default
+    // /api/v3), so the prefix is set once, in app.use. The OAuth server's paths come from its absolute issuer URL:
+    // matched on the full path. (A full path that itself starts with `basePath` — the old way, the prefix in
+    // basePath — is still served.)
+    const full = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/';
+    const inner = req.url ?? full;
+    const fullPath = full.split('?')[0]!;
+    const under = (p: string, prefix: string) => p === prefix || p.startsWith(`${prefix}/`);
+    const tokenPath = `${base.endsWith('/api/v3') ? base.slice(0, -'/api/v3'.length) : ''}/oauth/token`;
+    const serves = (p: string) => under(p, base) || under(p, LEGACY_BASE) || (api.oauth !== undefined && p === tokenPath);
+    // The OAuth 2.1 server's paths (discovery, /oauth/authorize, /oauth/token), when `api.oauth` is mounted.
+    const oauth = api.oauth?.owns(fullPath) ? api.oauth : undefined;
+    const url = oauth ? full : serves(inner.split('?')[0]!) || !serves(fullPath) ? inner : full;
     const path = url.split('?')[0]!;
     // The frozen legacy v1.0 surface, which `api.handle` serves at /api/v1.0 (issue 15).
-    const legacy = path === LEGACY_BASE || path.startsWith(`${LEGACY_BASE}/`);
+    const legacy = !oauth && under(path, LEGACY_BASE);
     // PUT is a blob upload (the upload limit), except on the legacy surface, where it is an update.
     const limit = req.method === 'PUT' && !legacy ? uploadLimit : bodyLimit;
-    // The OAuth 2.1 server's paths (discovery, /oauth/authorize, /oauth/token), when `api.oauth` is mounted.
-    const oauth = api.oauth?.owns(path) ? api.oauth : undefined;
     // The token endpoint on the API host (`{base_url}/oauth/token`, beside the v3 base), which `api.handle` serves
     // when `api.oauth` is mounted and the authorization server's own token path is elsewhere: a form endpoint too.
-    const apiToken = !oauth && api.oauth !== undefined && path === `${base.endsWith('/api/v3') ? base.slice(0, -'/api/v3'.length) : ''}/oauth/token`;
+    const apiToken = !oauth && api.oauth !== undefined && path === tokenPath;
     const form = oauth !== undefined || apiToken;
-    if (next && !oauth && !apiToken && !legacy && path !== base && !path.startsWith(`${base}/`)) return next();
+    if (next && !oauth && !apiToken && !legacy && !under(path, base)) return next();
+    const corsHeaders = cors ? cors.headers(req.headers) : {};
+    const reply = (out: HttpResponse) => send(res, withCors(out, corsHeaders));
+    // A CORS preflight from an allowed origin is answered here, before authentication (it carries no token).
+    const preflight = cors?.preflight(req.method ?? 'GET', req.headers);
+    if (preflight) {
+      if (!req.readableEnded) req.resume();
+      send(res, preflight);
+      return;
+    }
 
     let answered = false;
     let drained = 0;
@@ -148,7 +180,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     const answerEarly = (out: HttpResponse) => {
       answered = true;
       clearTimeout(bodyTimer);
-      send(res, out);
+      reply(out);
       // Nothing left to read (a body parser ran before us, or the body is in): no drain, and above all no
       // timer that would destroy the kept-alive connection later, under whatever request it then carries.
       if (req.readableEnded) return;
@@ -184,10 +216,10 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     const dispatch = (body: Buffer | undefined) => {
       const request: HttpRequest = { method: req.method ?? 'GET', url, headers, body, remoteAddress: clientAddress(req, o.trustProxy) };
       (oauth ? oauth.handle(request) : api.handle(request)).then(
-        (out) => send(res, out),
+        (out) => reply(out),
         (err) => {
           console.error('pmapi http-node: unhandled error', err);
-          send(res, api.problem('internal_error', 'Internal error', url));
+          reply(api.problem('internal_error', 'Internal error', url));
         },
       );
     };
@@ -214,7 +246,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
       // A client that trickles bytes is not waited for: answer, then close once the answer is out.
       answered = true;
       const out = api.problem('request_timeout', `The body did not arrive within ${bodyTimeout} ms`, url, { timeoutMs: bodyTimeout });
-      send(res, { ...out, headers: { ...out.headers, connection: 'close' } });
+      reply({ ...out, headers: { ...out.headers, connection: 'close' } });
       setTimeout(() => req.socket.destroy(), 100).unref();
     }, bodyTimeout);
     bodyTimer?.unref();

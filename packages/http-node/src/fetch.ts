@@ -1,0 +1,103 @@
+import type { HttpRequest, HttpResponse, Pmapi } from '@pmapi/core';
+import { createCors, withCors, type CorsOptions } from './cors';
+
+// No node: imports here: this front end runs wherever `Request`/`Response` exist (Node ≥ 20, Bun, Deno, workers).
+
+export interface FetchHandlerOptions {
+  /** Largest request body accepted, in bytes (default 4 MiB); larger ones get 413. PUT requests use `uploadLimit` instead. */
+  bodyLimit?: number;
+  /** Largest body of a PUT request (a blob upload through pmapi's own signed link), in bytes (default 64 MiB). */
+  uploadLimit?: number;
+  /**
+   * The client address (rate limits, DELETE's per-IP bucket). A fetch `Request` carries none: pass the
+   * runtime's (`toFetchHandler(api)(req, { remoteAddress })`), or derive it here, e.g. from a header your
+   * own proxy sets. Default: the `remoteAddress` given to the handler, else none.
+   */
+  clientIp?: (req: Request, given: string | undefined) => string | undefined;
+  /** Cross-origin access for browser callers (default off), as `toNodeHandler`'s. */
+  cors?: CorsOptions;
+}
+
+const LEGACY_BASE = '/api/v1.0';
+
+/** A fetch Response from a core answer (no body for HEAD, 204 and 304). */
+function toResponse(out: HttpResponse, method: string): Response {
+  const headers = new Headers(out.headers);
+  const empty = method === 'HEAD' || out.status === 204 || out.status === 304 || out.body === undefined;
+  return new Response(empty ? null : (out.body as ConstructorParameters<typeof Response>[0]), { status: out.status, headers });
+}
+
+/** Read the body, stopping (false) past `limit` bytes. */
+async function readBody(req: Request, limit: number): Promise<Uint8Array | undefined | false> {
+  if (!req.body) return undefined;
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      return false;
+    }
+    chunks.push(value);
+  }
+  if (size === 0) return undefined;
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+/**
+ * A fetch-style front end: `Request` → `Response`, for Hono, Next.js route
+ * handlers, Bun, Deno and workers. Same duties as `toNodeHandler`: body
+ * limits (413), the client address, the OAuth server's paths when
+ * `api.oauth` is mounted, CORS when configured, the last-resort 500. Every
+ * path is answered (no `next`): mount it where the API lives.
+ *
+ * @example
+ * const pm = toFetchHandler(api);
+ * app.all('/api/*', (c) => pm(c.req.raw));                  // Hono
+ * export const GET = pm, POST = pm, PATCH = pm, DELETE = pm; // Next.js app/api/[...path]/route.ts
+ */
+export function toFetchHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<Pick<Pmapi, 'oauth'>>, o: FetchHandlerOptions = {}) {
+  const bodyLimit = o.bodyLimit ?? 4 * 1024 * 1024;
+  const uploadLimit = o.uploadLimit ?? 64 * 1024 * 1024;
+  const cors = createCors(o.cors);
+  return async function pmapiFetch(request: Request, info?: { remoteAddress?: string }): Promise<Response> {
+    const method = request.method.toUpperCase();
+    const u = new URL(request.url);
+    const url = `${u.pathname}${u.search}`;
+    const path = u.pathname;
+    const headers: Record<string, string> = {};
+    request.headers.forEach((v, k) => {
+      headers[k] = v;
+    });
+    const corsHeaders = cors ? cors.headers(headers) : {};
+    const reply = (out: HttpResponse) => toResponse(withCors(out, corsHeaders), method);
+    try {
+      const preflight = cors?.preflight(method, headers);
+      if (preflight) return toResponse(preflight, method);
+      const oauth = api.oauth?.owns(path) ? api.oauth : undefined;
+      const legacy = path === LEGACY_BASE || path.startsWith(`${LEGACY_BASE}/`);
+      const limit = method === 'PUT' && !legacy ? uploadLimit : bodyLimit;
+      const declared = Number(headers['content-length'] ?? 0);
+      const tooLarge = () => reply(api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit }));
+      if (declared > limit) return tooLarge();
+      const body = await readBody(request, limit);
+      if (body === false) return tooLarge();
+      const remoteAddress = o.clientIp ? o.clientIp(request, info?.remoteAddress) : info?.remoteAddress;
+      const req: HttpRequest = { method, url, headers, ...(body ? { body } : {}), ...(remoteAddress ? { remoteAddress } : {}) };
+      return reply(await (oauth ? oauth.handle(req) : api.handle(req)));
+    } catch (err) {
+      console.error('pmapi fetch handler: unhandled error', err);
+      return reply(api.problem('internal_error', 'Internal error', url));
+    }
+  };
+}
