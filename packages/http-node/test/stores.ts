@@ -1,6 +1,6 @@
 import { inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import type { SqlStore } from '@pmapi/core';
+import type { SqlStore } from '@pmapi/core/sql';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 
