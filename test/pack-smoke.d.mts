@@ -1,0 +1,13 @@
+/** Types of test/pack-smoke.mjs (a plain Node script, also run by hand and in CI). */
+export declare const ROOT: string;
+export declare const PUBLISHED: readonly string[];
+export declare function entryPoints(dir: string): string[];
+export declare function packAll(dest: string): string[];
+export interface SmokeAnswer { status: number; names: string[]; handler: string; webhooks: number }
+export declare function packSmoke(o?: { keep?: boolean; log?: (m: string) => void }): {
+  app: string;
+  installed: string[];
+  coreCopies: string[];
+  cjs: SmokeAnswer;
+  esm: SmokeAnswer;
+};
