@@ -163,6 +163,28 @@ export interface PostgresStoreOptions {
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
+ * A connection string must be a postgres:// or postgresql:// URL (issue 16): a typo
+ * (`postgress:/x`, `postgres:/x`) is refused naming the option, not left to the
+ * driver's message. The string itself is not echoed (it may hold a password).
+ */
+function checkConnectionString(value: string | undefined, name: string): void {
+  const given = value ?? process.env.DATABASE_URL;
+  if (given === undefined || given === '') return; // pg's own defaults (PGHOST, ...)
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(given)?.[1];
+  let ok = scheme !== undefined && /^postgres(ql)?$/i.test(scheme) && /^[A-Za-z]+:\/\//.test(given);
+  if (ok) {
+    try {
+      new URL(given);
+    } catch {
+      ok = false;
+    }
+  }
+  if (!ok) {
+    throw new Error(`pmapi: openPostgresStore ${name} must be a postgres://user@host:port/database (or postgresql://) URL${scheme ? `; it starts '${scheme}:'` : ''}`);
+  }
+}
+
+/**
  * Open (and migrate) a Postgres database for pmapi. Safe to call from several
  * processes at once: migrations run under an advisory lock.
  *
@@ -171,6 +193,7 @@ const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
  */
 export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<SqlStore> {
   if (o.schema !== undefined && !SCHEMA_RE.test(o.schema)) throw new Error(`pmapi: invalid schema name '${o.schema}'`);
+  if (!o.pool) checkConnectionString(o.connectionString, o.connectionString !== undefined ? 'options.connectionString' : 'DATABASE_URL');
   const onConnErr = o.onConnectionError ?? (() => {});
   const pool =
     o.pool ??

@@ -52,6 +52,7 @@ import { errorWalkSuite } from './suites/error-walk';
 import { legacySuite } from './suites/legacy';
 import { legacyLimitsSuite } from './suites/legacy-limits';
 import { legacyGoldenSuite } from './suites/legacy-golden';
+import { operableSuite } from './suites/operable';
 
 /** Every conformance suite, against one store factory. */
 export function runConformance(factory: StoreFactory): void {
@@ -108,4 +109,5 @@ export function runConformance(factory: StoreFactory): void {
   legacySuite(factory);
   legacyLimitsSuite(factory);
   legacyGoldenSuite(factory);
+  operableSuite(factory);
 }

@@ -38,6 +38,26 @@ import { errorCodes } from './errors/codes';
 import { createLegacyHandler } from './http/legacy';
 import { createLegacyRateLimiter, type LegacyRateLimiter } from './limits/legacy';
 import { LEGACY_PREFIX, legacyErrorBody, legacyHeaders } from './presenters/legacy';
+import { validateOptions } from './options';
+import { observeRequest } from './http/observe';
+import { pingStore } from './sql/queries/health';
+
+/**
+ * One answered request, for logs and metrics (`createPmapi({ onRequest })`).
+ * Never carries the token or any header.
+ */
+export interface RequestInfo {
+  method: string;
+  /** The matched route pattern (`/api/v3/tasks/{id}`), not the raw URL; null when no route matched (404, a refused request before routing). */
+  route: string | null;
+  status: number;
+  /** Time from `handle` being called to its answer, ms (fractional). */
+  durationMs: number;
+  /** The answer's `X-Request-Id` (null when the answer has none, e.g. OAuth token endpoint answers). */
+  requestId: string | null;
+  /** The authenticated workspace (team id); null when the request was not authenticated. */
+  workspace: string | null;
+}
 
 export interface PmapiOptions {
   /** An opened store: `await openSqliteStore()` or the Postgres adapter's. */
@@ -81,6 +101,15 @@ export interface PmapiOptions {
    * when `rateLimiter` is `false`; `false` turns it off.
    */
   legacyRateLimiter?: LegacyRateLimiter | false;
+  /**
+   * Called once for every request `handle` answers, after the answer is made:
+   * method, matched route pattern, status, duration, request id and
+   * workspace (never the token). Plug a logger in (`onRequest: (i) =>
+   * logger.info(i, 'request')`) or a metrics library (a histogram of
+   * `durationMs` labelled by method, route and status). A hook that throws is
+   * reported to `onError`; the answer is unaffected.
+   */
+  onRequest?: (info: RequestInfo) => void;
 }
 
 export interface Pmapi {
@@ -147,6 +176,8 @@ async function loadSecret(store: SqlStore, ids: IdGenerator): Promise<Uint8Array
  * const res = await api.handle({ method: 'GET', url: '/api/v3/tasks', headers: { authorization: `Bearer ${token}` } });
  */
 export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
+  // Options are checked first, each bad one named (issue 16): no TypeError from deep inside, no typo ignored.
+  validateOptions(o);
   const clock = o.clock ?? systemClock;
   const ids = o.ids ?? randomIds;
   const registry = new Registry([...builtinResources, ...(o.resources ?? [])]);
@@ -271,7 +302,25 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   };
   // Signed blob links (files) live under the v3 base path; everything else is the v3 API.
   const blobPrefix = `${files.mount}/`;
-  const handle = async (req: HttpRequest): Promise<HttpResponse> => {
+  // Health/readiness (issue 16): GET {basePath}/health, no authentication, one round trip to the store.
+  const healthPath = `${basePath.replace(/\/$/, '')}/health`;
+  const health = async (req: HttpRequest): Promise<HttpResponse> => {
+    const method = req.method.toUpperCase();
+    if (method !== 'GET' && method !== 'HEAD') {
+      const r = renderProblem('method_not_allowed', `${method} is not allowed here`, req.url, { allowed: ['GET', 'HEAD'] });
+      return { ...r, headers: { ...r.headers, allow: 'GET, HEAD' } };
+    }
+    let ok = true;
+    try {
+      await pingStore(o.store.db);
+    } catch {
+      ok = false;
+    }
+    const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...(ok ? {} : { 'retry-after': '1' }) };
+    return { status: ok ? 200 : 503, headers, ...(method === 'HEAD' ? {} : { body: JSON.stringify({ status: ok ? 'ok' : 'unavailable' }) }) };
+  };
+  const route = async (req: HttpRequest): Promise<HttpResponse> => {
+    if (req.url.split('?')[0] === healthPath) return health(req);
     if (apiHostToken && req.url.split('?')[0] === apiTokenPath) return apiHostToken(req);
     if (isLegacy(req.url)) return legacyHandle(req);
     if (!req.url.startsWith(blobPrefix)) return v3Handle(req);
@@ -281,6 +330,27 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
       (o.onError ?? ((e) => console.error('pmapi: unexpected error', e)))(err, req);
       return renderProblem('internal_error', errorCodes.internal_error.title, req.url);
     }
+  };
+  const onRequest = o.onRequest;
+  const handle = !onRequest ? route : async (req: HttpRequest): Promise<HttpResponse> => {
+    const started = performance.now();
+    const note = observeRequest(req);
+    const res = await route(req);
+    const path = req.url.split('?')[0]!;
+    const fixed = path === healthPath ? healthPath : path === apiTokenPath && apiHostToken ? apiTokenPath : path.startsWith(blobPrefix) && !isLegacy(path) ? `${files.mount}/{key}` : undefined;
+    try {
+      onRequest({
+        method: req.method.toUpperCase(),
+        route: fixed ?? note.route ?? null,
+        status: res.status,
+        durationMs: performance.now() - started,
+        requestId: res.headers['x-request-id'] ?? null,
+        workspace: note.workspace || null,
+      });
+    } catch (err) {
+      (o.onError ?? ((e) => console.error('pmapi: unexpected error', e)))(err, req);
+    }
+    return res;
   };
   return {
     handle,

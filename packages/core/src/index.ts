@@ -1,4 +1,4 @@
-export { createPmapi, type Pmapi, type PmapiOptions } from './api';
+export { createPmapi, type Pmapi, type PmapiOptions, type RequestInfo } from './api';
 export * from './errors/index';
 export { systemClock, fakeClock, iso, type Clock, type FakeClock } from './clock/index';
 export { randomIds, sequentialIds, randomBase62, ID_PATTERN, type IdGenerator } from './ids/index';

@@ -13,6 +13,7 @@ import type { HttpRequest, HttpResponse } from './types';
 import { parseListQuery, parseReadQuery, type ReadPlan } from '../query/parse';
 import { parseJsonBody, OversizedArray } from './body';
 import { v3, type Outcome } from '../presenters/v3';
+import { noteRequest } from './observe';
 
 export interface HandlerOptions {
   basePath: string;
@@ -184,6 +185,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       const now = engine.config.clock.now();
       const principal = await authenticate(store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf);
       principal.clientIp = o.clientIp ? o.clientIp(req) : req.remoteAddress;
+      noteRequest(req, { workspace: principal.teamId });
       if (o.limiter) Object.assign(extra, await o.limiter.check({ tokenId: principal.tokenId, method, clientIp: principal.clientIp, now }));
       if (segs.length === 0) throw new ProblemError('route_not_found', 'Name a resource: /api/v3/{resource}');
       const custom = await customRoute(req, method, segs, principal, query);
@@ -201,6 +203,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
         throw new ProblemError('resource_unknown', `Unknown resource '${segs[0]}'`, { resource: segs[0], available: [...registry.byPath.keys()] });
       }
       const op = route(res, method, segs.slice(1));
+      noteRequest(req, { route: `${prefix}/${res.path}${op.kind === 'list' || op.kind === 'create' ? '' : op.kind === 'restore' ? '/{id}/restore' : op.kind === 'relation' ? `/{id}/${op.relation}${segs.length === 4 ? '/remove' : ''}` : '/{id}'}` });
       const action = ACTION[op.kind];
       // Personal records (`ownedBy`): every member manages their own, so only the token's scope counts.
       authorize(principal, res.path, action, o.extraPermissions(res.path, action), !!res.ownedBy);
@@ -238,6 +241,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
     if (!m) return undefined;
     if ('allowed' in m) throw new ProblemError('method_not_allowed', `${method} is not allowed here`, { allowed: m.allowed }, { allow: m.allowed.join(', ') });
     const { route: r, params } = m;
+    noteRequest(req, { route: `${prefix}/${r.path}` });
     authorize(principal, r.scope.resource, r.scope.action, r.permissions, r.ownRecords);
     const check = (body: unknown) => {
       if (r.noBody) assertNoBody(body);
