@@ -10,6 +10,7 @@ export default defineConfig({
       { find: /^@pmapi\/core$/, replacement: src('./packages/core/src/index.ts') },
       { find: /^@pmapi\/adapter-sqlite$/, replacement: src('./packages/adapter-sqlite/src/index.ts') },
       { find: /^@pmapi\/adapter-postgres$/, replacement: src('./packages/adapter-postgres/src/index.ts') },
+      { find: /^@pmapi\/http-node\/fetch$/, replacement: src('./packages/http-node/src/fetch.ts') },
       { find: /^@pmapi\/http-node$/, replacement: src('./packages/http-node/src/index.ts') },
       { find: /^@pmapi\/webhooks$/, replacement: src('./packages/webhooks/src/index.ts') },
       { find: /^@pmapi\/blob-s3$/, replacement: src('./packages/blob-s3/src/index.ts') },

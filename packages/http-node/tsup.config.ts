@@ -1,4 +1,4 @@
 import { defineConfig } from 'tsup';
 import { base } from '../../tsup.base';
 
-export default defineConfig({ ...base, entry: ['src/index.ts'] });
+export default defineConfig({ ...base, entry: ['src/index.ts', 'src/fetch.ts'] });

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
 import type { Pmapi } from '@pmapi/core';
-import { toFetchHandler } from '@pmapi/http-node';
+import { toFetchHandler } from '@pmapi/http-node/fetch';
 
 /**
  * A Hono app serving pmapi through its fetch handler: one line, `app.all('/api/*', …)`.

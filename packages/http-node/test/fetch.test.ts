@@ -132,3 +132,19 @@ for (const { name, open } of frontEndStores()) {
     });
   });
 }
+
+describe('@pmapi/http-node/fetch: an entry for fetch runtimes', () => {
+  it('exports the same toFetchHandler, and neither it nor what it imports loads a node: module', async () => {
+    const { readFileSync } = await import('node:fs');
+    const sub = await import('@pmapi/http-node/fetch');
+    expect(sub.toFetchHandler).toBe(toFetchHandler);
+    for (const f of ['fetch.ts', 'cors.ts']) {
+      const text = readFileSync(new URL(`../src/${f}`, import.meta.url), 'utf8');
+      expect(text, f).not.toMatch(/from\s+['"]node:|require\(['"]node:|from\s+['"](http|net|fs|buffer)['"]/);
+      // Only type imports of core, and relative modules from this list.
+      for (const m of text.matchAll(/^import\s+(type\s+)?[^;]*?from\s+'([^']+)'/gm)) {
+        expect(m[1] !== undefined || m[2] === './cors', `${f} imports ${m[2]}`).toBe(true);
+      }
+    }
+  });
+});
