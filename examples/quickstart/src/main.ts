@@ -17,6 +17,7 @@ Options:
   --json       print one line of JSON (baseUrl, teams, members, tokens) once listening
   --files DIR  directory for file bytes (default: in memory with in-memory SQLite, else DIR = <db file>.files or ./pmapi-files)
   --allow-private-webhooks  deliver webhooks to private and loopback addresses (local development only)
+  --no-webhook-worker  do not deliver webhooks in this process (run node dist/worker.js --db ... beside it)
   --help       this text`;
 
 async function main(): Promise<void> {
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
       files: { type: 'string' },
       json: { type: 'boolean', default: false },
       'allow-private-webhooks': { type: 'boolean', default: false },
+      'no-webhook-worker': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
     allowPositionals: false,
@@ -39,6 +41,11 @@ async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0-65535, got '${values.port}'`);
 
   const db = values.db ?? process.env.DATABASE_URL;
+  // A URL that is not postgres:// (a typo such as postgress:/x) is refused, not taken as a SQLite file name.
+  const scheme = db === undefined ? undefined : /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(db)?.[1];
+  if (db && scheme !== undefined && !/^postgres(ql)?:\/\//.test(db)) {
+    throw new Error(`${values.db !== undefined ? '--db' : 'DATABASE_URL'} starts with '${scheme}:' but is not a postgres:// (or postgresql://) URL; give postgres://user@host:5432/database or a SQLite file path such as ./pmapi.db`);
+  }
   const store = db && /^postgres(ql)?:\/\//.test(db) ? await openPostgresStore({ connectionString: db }) : await openSqliteStore(db ? { filename: db } : {});
 
   // Listen first: the OAuth issuer (the auth URL) is this server's address, known once the port is.
@@ -47,7 +54,18 @@ async function main(): Promise<void> {
   };
   // Header, request and keep-alive deadlines (http-node's defaults), checked every second.
   const server = applyServerDeadlines(http.createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => dispatch(req, res)));
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  // A port in use is one line and exit code 1 (main's catch), not an unhandled 'error' event.
+  await new Promise<void>((resolve, reject) => {
+    const failed = (err: NodeJS.ErrnoException) => {
+      void store.close().catch(() => undefined);
+      reject(err.code === 'EADDRINUSE' ? new Error(`port ${port} on 127.0.0.1 is already in use; stop what is listening there or choose another with --port`) : err);
+    };
+    server.once('error', failed);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', failed);
+      resolve();
+    });
+  });
   const addr = server.address();
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : port}`;
 
@@ -73,8 +91,9 @@ async function main(): Promise<void> {
       signInUrl: (returnTo) => `/demo/sign-in?returnTo=${encodeURIComponent(returnTo)}`,
     },
   });
-  const worker = createWebhookWorker({ store, sender, onError: (e) => console.error('webhook worker', e) });
-  worker.start(1000);
+  // The in-process worker (off with --no-webhook-worker when `node dist/worker.js` runs it in a process of its own).
+  const worker = values['no-webhook-worker'] ? undefined : createWebhookWorker({ store, sender, onError: (e) => console.error('webhook worker', e) });
+  worker?.start(1000);
   const teams = await seedDemo(api);
   const redirectUris = ['http://127.0.0.1:8976/callback', 'http://localhost:8976/callback'];
   const pub = await api.admin.registerOAuthClient({ name: 'Demo public app', type: 'public', redirectUris });
@@ -116,17 +135,35 @@ async function main(): Promise<void> {
     console.log(`  curl -s -H "Authorization: Bearer ${tok}" -H "Content-Type: application/json" \\\n    -d '{"name":"Launch"}' ${baseUrl}/api/v3/projects`);
   }
 
-  const stop = () => {
-    server.close();
-    worker.stop();
-    void fetcher.close();
-    void api.close().finally(() => process.exit(0));
+  // Graceful shutdown: stop accepting and let requests in flight finish, stop the webhook worker after
+  // the round in flight, then close the store; exit 0. Requests still running after 10 s are cut off.
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    if (!values.json) console.log(`\n${signal}: shutting down`);
+    clearInterval(purge);
+    clearInterval(fileJobs);
+    clearInterval(planning);
+    const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), 10_000).unref();
+    Promise.all([drained, worker?.stop()])
+      .then(() => fetcher.close())
+      .then(() => api.close())
+      .then(
+        () => process.exit(0),
+        (err) => {
+          console.error(`pmapi quickstart: shutdown failed: ${err instanceof Error ? err.message : err}`);
+          process.exit(1);
+        },
+      );
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
 main().catch((err) => {
-  console.error(err instanceof Error ? err.message : err);
+  console.error(`pmapi quickstart: ${err instanceof Error ? err.message : err}`);
   process.exit(1);
 });

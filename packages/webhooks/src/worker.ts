@@ -211,6 +211,7 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
 
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running: Promise<unknown> | undefined;
+  let sweeping: Promise<unknown> | undefined;
   let stopped = true;
   function start(intervalMs = 1_000) {
     if (!stopped) return;
@@ -220,7 +221,7 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
       // Once an hour the background worker also trims the delivery log (30 days) and finished jobs.
       if (clock.now() - lastSweep >= 3_600_000) {
         lastSweep = clock.now();
-        sweep().catch((err) => o.onError?.(err));
+        sweeping = sweep().catch((err) => o.onError?.(err));
       }
       running = runOnce().then(
         (r) => r.claimed >= batchSize,
@@ -239,7 +240,8 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     stopped = true;
     if (timer) clearTimeout(timer);
     timer = undefined;
-    await running;
+    // The round in flight (and an hourly sweep) finish before stop resolves: the store may be closed after it.
+    await Promise.all([running, sweeping]);
   }
 
   return { runOnce, start, stop, sweep };

@@ -1,0 +1,71 @@
+import { parseArgs } from 'node:util';
+import { openSqliteStore } from '@pmapi/adapter-sqlite';
+import { openPostgresStore } from '@pmapi/adapter-postgres';
+import { createWebhookSender, createWebhookWorker } from '@pmapi/webhooks';
+
+/**
+ * The webhook worker in a process of its own (issue 16): it delivers the jobs
+ * every API process writes to the shared database. One command:
+ *
+ *   node examples/quickstart/dist/worker.js --db postgres://postgres@127.0.0.1:5432/pm
+ *
+ * SIGTERM/SIGINT stop it gracefully: no new round, the round in flight
+ * finishes (its deliveries logged), the store closes, exit 0.
+ */
+const USAGE = `pmapi webhook worker: delivers webhooks from a pmapi database.
+
+Options:
+  --db URL|PATH   postgres:// URL or SQLite file (default: DATABASE_URL); required
+  --interval MS   pause between rounds when idle (default 1000)
+  --allow-private-webhooks  deliver to private and loopback addresses (local development only)
+  --help          this text`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      db: { type: 'string' },
+      interval: { type: 'string', default: '1000' },
+      'allow-private-webhooks': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+    allowPositionals: false,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const interval = Number(values.interval);
+  if (!Number.isInteger(interval) || interval < 10) throw new Error(`--interval must be a whole number of milliseconds ≥ 10, got '${values.interval}'`);
+  const db = values.db ?? process.env.DATABASE_URL;
+  if (!db) throw new Error('--db (or DATABASE_URL) is required: the database the API processes write to');
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(db)?.[1];
+  if (scheme !== undefined && !/^postgres(ql)?:\/\//.test(db)) throw new Error(`--db starts with '${scheme}:' but is not a postgres:// (or postgresql://) URL`);
+  const store = /^postgres(ql)?:\/\//.test(db) ? await openPostgresStore({ connectionString: db }) : await openSqliteStore({ filename: db });
+  const sender = createWebhookSender({ allowPrivateTargets: values['allow-private-webhooks'] });
+  const worker = createWebhookWorker({ store, sender, onError: (e) => console.error('webhook worker', e) });
+  worker.start(interval);
+  console.log(JSON.stringify({ worker: 'started', pid: process.pid }));
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(JSON.stringify({ worker: 'stopping', signal }));
+    worker.stop()
+      .then(() => store.close())
+      .then(
+        () => process.exit(0),
+        (err) => {
+          console.error(`pmapi webhook worker: shutdown failed: ${err instanceof Error ? err.message : err}`);
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(`pmapi webhook worker: ${err instanceof Error ? err.message : err}`);
+  process.exit(1);
+});

@@ -1,0 +1,49 @@
+import { describe, it, expect } from 'vitest';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** Issue 16, "Operable": the quickstart's start-up errors are one clear line and a non-zero exit. */
+const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+/** Run the built quickstart to its exit: code, stdout and stderr. */
+function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  if (!existsSync(main)) throw new Error(`${main} is missing: run pnpm build`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATABASE_URL: '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`quickstart did not exit: ${stderr}`)); }, 15_000);
+    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+  });
+}
+
+describe('quickstart start-up errors (issue 16, Operable)', () => {
+  it("--db with a URL scheme other than postgres:// is refused, not taken as a SQLite file", async () => {
+    const r = await run(['--port', '0', '--json', '--db', 'postgress:/oops']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^pmapi quickstart: --db starts with 'postgress:' but is not a postgres:\/\/ \(or postgresql:\/\/\) URL/)]);
+    expect(existsSync('postgress:/oops')).toBe(false);
+    const fromEnv = await run(['--port', '0', '--json'], { DATABASE_URL: 'postgres:/oops' });
+    expect(fromEnv.code).toBe(1);
+    expect(fromEnv.stderr).toMatch(/^pmapi quickstart: DATABASE_URL starts with 'postgres:' but is not a postgres:\/\//);
+  });
+
+  it('a port in use prints one line (no EADDRINUSE stack) and exits 1', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const r = await run(['--port', String(port), '--json']);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trim().split('\n')).toEqual([`pmapi quickstart: port ${port} on 127.0.0.1 is already in use; stop what is listening there or choose another with --port`]);
+    } finally {
+      blocker.close();
+    }
+  });
+});
