@@ -114,6 +114,20 @@ for (const { name, open } of frontEndStores()) {
       }
     });
 
+    it('the OAuth server\'s paths go to api.oauth.handle when it is mounted', async () => {
+      const withAs = await createPmapi({
+        store: api.store, rateLimiter: false, secret: 's2',
+        oauth: { issuer: H, currentMember: () => null, signInUrl: (r) => `/login?next=${encodeURIComponent(r)}` },
+      });
+      const f = toFetchHandler(withAs);
+      const meta = await f(new Request(`${H}/.well-known/oauth-authorization-server`));
+      expect(meta.status).toBe(200);
+      expect(((await meta.json()) as { issuer: string }).issuer).toBe(H);
+      const t = await f(new Request(`${H}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=nope' }));
+      expect(t.status).toBe(400);
+      expect(typeof ((await t.json()) as { error: string }).error).toBe('string');
+    });
+
     it('CORS as the node handler: preflight 204 for an allowed origin before auth, the origin on answers, nothing for others', async () => {
       const c = toFetchHandler(api, { cors: { origins: ['https://app.example.com'] } });
       const pre = (origin: string) => new Request(`${H}/api/v3/projects`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });

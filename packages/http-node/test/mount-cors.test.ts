@@ -75,6 +75,22 @@ for (const { name, open } of frontEndStores()) {
       expect((await fetch(`${base2}/pm/api/v3/members`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     });
 
+    it('the OAuth server under the mount follows its issuer URL (full path): discovery and token at /pm/…', async () => {
+      const withAs = await createPmapi({
+        store: api.store, rateLimiter: false, secret: 's2',
+        oauth: { issuer: 'http://127.0.0.1/pm', currentMember: () => null, signInUrl: (r) => `/login?next=${encodeURIComponent(r)}` },
+      });
+      const base = await serve(mountAt('/pm', toNodeHandler(withAs)));
+      const meta = await fetch(`${base}/pm/.well-known/oauth-authorization-server`);
+      expect(meta.status).toBe(200);
+      expect(((await meta.json()) as { token_endpoint: string }).token_endpoint).toBe('http://127.0.0.1/pm/oauth/token');
+      // The token endpoint answers in RFC 6749's shape (not the host's 404), and v3 still answers inside the mount.
+      const t = await fetch(`${base}/pm/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=nope' });
+      expect(t.status).toBe(400);
+      expect(((await t.json()) as { error: string }).error).toMatch(/^(unsupported_grant_type|invalid_request|invalid_client)$/);
+      expect((await fetch(`${base}/pm/api/v3/members`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    });
+
     it('without cors a preflight is 401 (as before); with cors an allowed origin gets a 204 preflight before auth, others nothing', async () => {
       const plain = await serve(toNodeHandler(api));
       const pre = { method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } };
