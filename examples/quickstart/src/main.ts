@@ -17,6 +17,7 @@ Options:
   --json       print one line of JSON (baseUrl, teams, members, tokens) once listening
   --files DIR  directory for file bytes (default: in memory with in-memory SQLite, else DIR = <db file>.files or ./pmapi-files)
   --allow-private-webhooks  deliver webhooks to private and loopback addresses (local development only)
+  --allow-loopback-webhooks  register and deliver to http://localhost, 127.0.0.1 and [::1] receivers (local development)
   --no-webhook-worker  do not deliver webhooks in this process (run node dist/worker.js --db ... beside it)
   --help       this text`;
 
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
       json: { type: 'boolean', default: false },
       'allow-private-webhooks': { type: 'boolean', default: false },
       'no-webhook-worker': { type: 'boolean', default: false },
+      'allow-loopback-webhooks': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
     allowPositionals: false,
@@ -70,7 +72,7 @@ async function main(): Promise<void> {
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : port}`;
 
   // Webhooks: signed deliveries by an in-process worker (a separate process can run createWebhookWorker instead).
-  const sender = createWebhookSender({ allowPrivateTargets: values['allow-private-webhooks'] });
+  const sender = createWebhookSender({ allowPrivateTargets: values['allow-private-webhooks'], allowLoopback: values['allow-loopback-webhooks'] });
   // File bytes: a directory beside the database (memory for the in-memory demo), thumbnails by sharp,
   // upload-from-URL through the same SSRF-safe connector as webhooks (public targets only).
   const filesDir = values.files ?? (!db ? undefined : /^postgres(ql)?:\/\//.test(db) ? 'pmapi-files' : `${db}.files`);
@@ -78,6 +80,7 @@ async function main(): Promise<void> {
   const api = await createPmapi({
     store,
     webhookSender: sender,
+    ...(values['allow-loopback-webhooks'] ? { webhooks: { allowLoopback: true } } : {}),
     files: {
       store: filesDir ? createDirectoryBlobStore(filesDir) : createMemoryBlobStore(),
       publicUrl: baseUrl,

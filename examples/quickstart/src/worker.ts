@@ -18,6 +18,7 @@ Options:
   --db URL|PATH   postgres:// URL or SQLite file (default: DATABASE_URL); required
   --interval MS   pause between rounds when idle (default 1000)
   --allow-private-webhooks  deliver to private and loopback addresses (local development only)
+  --allow-loopback-webhooks  deliver to http://localhost, 127.0.0.1 and [::1] receivers (local development only)
   --help          this text`;
 
 async function main(): Promise<void> {
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
       db: { type: 'string' },
       interval: { type: 'string', default: '1000' },
       'allow-private-webhooks': { type: 'boolean', default: false },
+      'allow-loopback-webhooks': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
     allowPositionals: false,
@@ -41,7 +43,7 @@ async function main(): Promise<void> {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(db)?.[1];
   if (scheme !== undefined && !/^postgres(ql)?:\/\//.test(db)) throw new Error(`--db starts with '${scheme}:' but is not a postgres:// (or postgresql://) URL`);
   const store = /^postgres(ql)?:\/\//.test(db) ? await openPostgresStore({ connectionString: db }) : await openSqliteStore({ filename: db });
-  const sender = createWebhookSender({ allowPrivateTargets: values['allow-private-webhooks'] });
+  const sender = createWebhookSender({ allowPrivateTargets: values['allow-private-webhooks'], allowLoopback: values['allow-loopback-webhooks'] });
   const worker = createWebhookWorker({ store, sender, onError: (e) => console.error('webhook worker', e) });
   worker.start(interval);
   console.log(JSON.stringify({ worker: 'started', pid: process.pid }));

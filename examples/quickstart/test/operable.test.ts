@@ -47,3 +47,29 @@ describe('quickstart start-up errors (issue 16, Operable)', () => {
     }
   });
 });
+
+describe('quickstart --allow-loopback-webhooks: a local http receiver gets deliveries (issue 16, Operable)', () => {
+  it('registers http://127.0.0.1:PORT and delivers a project.created to it', async () => {
+    const { createServer: createHttpServer } = await import('node:http');
+    const { startQuickstart } = await import('./start');
+    const events: string[] = [];
+    const receiver = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => { events.push(String(req.headers['x-webhook-event'])); res.writeHead(204).end(); });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const port = (receiver.address() as { port: number }).port;
+    const { child, seed } = await startQuickstart(['--allow-loopback-webhooks']);
+    try {
+      const tok = seed.teams[0]!.members[0]!.token;
+      const post = (path: string, body: unknown) => fetch(`${seed.baseUrl}/api/v3${path}`, { method: 'POST', headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect((await post('/webhooks', { url: `http://127.0.0.1:${port}/hook`, events: ['project.created'] })).status).toBe(201);
+      expect((await post('/projects', { name: 'Delivered locally' })).status).toBe(201);
+      for (let i = 0; i < 50 && events.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(events).toEqual(['project.created']);
+    } finally {
+      child.kill('SIGTERM');
+      receiver.close();
+    }
+  });
+});

@@ -110,6 +110,13 @@ export interface PmapiOptions {
    * reported to `onError`; the answer is unaffected.
    */
   onRequest?: (info: RequestInfo) => void;
+  /**
+   * Webhook registration. `allowLoopback: true` (local development only, off by
+   * default) accepts http:// and https:// receivers on localhost, 127.0.0.0/8
+   * and [::1], as the Stripe CLI does; the sender must allow them too
+   * (`createWebhookSender({ allowLoopback: true })`).
+   */
+  webhooks?: { allowLoopback?: boolean };
 }
 
 export interface Pmapi {
@@ -188,6 +195,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   const engine = new Engine(o.store, { registry, clock, ids, cursorSecret: cursorSecret ?? randomBytes(32), files, ...(o.searchTimeoutMs !== undefined ? { searchTimeoutMs: o.searchTimeoutMs } : {}) });
   bindWebhookRuntime(registry, {
     ...(o.webhookSender ? { sender: o.webhookSender } : {}),
+    ...(o.webhooks?.allowLoopback ? { allowLoopback: true } : {}),
     publish: (principal, events, now) => o.store.transaction((trx) => engine.flushEvents(trx, principal, events, now)),
   });
   const docsBaseUrl = o.docsBaseUrl ?? 'https://pmapi.dev/docs';

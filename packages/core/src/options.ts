@@ -41,6 +41,7 @@ const shape = {
   oauth: object('OAuthOptions: issuer, currentMember, signInUrl, ...'),
   files: object('FileOptions: store, publicUrl, ...'),
   searchTimeoutMs: z.number({ message: 'must be a number of milliseconds' }).int('must be a whole number of milliseconds').positive('must be positive'),
+  webhooks: z.strictObject({ allowLoopback: z.boolean({ message: 'must be true or false' }).optional() }, { message: 'must be an object: { allowLoopback?: boolean }' }),
   legacyRateLimiter: z.union([z.literal(false), object('createLegacyRateLimiter({...})')], { message: 'must be createLegacyRateLimiter({...}) or false' }),
 } satisfies Record<keyof PmapiOptions, z.ZodType>;
 
@@ -50,6 +51,9 @@ const schema = z.strictObject(
 
 /** The message of one zod issue, naming the option. */
 function describe(issue: z.core.$ZodIssue, input: Record<string, unknown>): string {
+  if (issue.code === 'unrecognized_keys' && issue.path.length > 0) {
+    return issue.keys.map((k) => `pmapi: options.${[...issue.path.map(String), k].join('.')} is not an option`).join('\n');
+  }
   if (issue.code === 'unrecognized_keys') {
     const known = Object.keys(shape);
     return issue.keys

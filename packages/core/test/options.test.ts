@@ -29,6 +29,8 @@ describe('createPmapi options validation (issue 16)', () => {
     await expect(createPmapi({ store: fakeStore, onError: 'log' } as any)).rejects.toThrow(/pmapi: options\.onError must be a function/);
     await expect(createPmapi({ store: fakeStore, onRequest: 1 } as any)).rejects.toThrow(/pmapi: options\.onRequest must be a function/);
     await expect(createPmapi({ store: fakeStore, webhookSender: {} } as any)).rejects.toThrow(/pmapi: options\.webhookSender must be a function \(createWebhookSender\(\) of @pmapi\/webhooks\)/);
+    await expect(createPmapi({ store: fakeStore, webhooks: { allowLoopbak: true } } as any)).rejects.toThrow(/^pmapi: options\.webhooks\.allowLoopbak is not an option$/);
+    await expect(createPmapi({ store: fakeStore, webhooks: { allowLoopback: 'yes' } } as any)).rejects.toThrow(/^pmapi: options\.webhooks\.allowLoopback must be true or false$/);
     await expect(createPmapi({ store: fakeStore, rateLimiter: true } as any)).rejects.toThrow(/pmapi: options\.rateLimiter must be createRateLimiter/);
     await expect(createPmapi({ store: fakeStore, docsBaseUrl: 'docs' } as any)).rejects.toThrow(/pmapi: options\.docsBaseUrl must be an absolute URL/);
     const err = await createPmapi({ store: fakeStore, basePath: 'v3', secret: 5 } as any).catch((e: Error) => e);

@@ -9,7 +9,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { buildConnector } from 'undici';
-import { isIpLiteral, isPublicAddress, REFUSED_TARGET_MESSAGE } from '@pmapi/core';
+import { classifyAddress, isIpLiteral, isLoopbackHost, isPublicAddress, REFUSED_TARGET_MESSAGE } from '@pmapi/core';
 
 /** One resolved address, as `dns.lookup(…, { all: true })` gives it. */
 export interface ResolvedAddress {
@@ -48,7 +48,7 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Reso
  * so the socket connects to exactly what was checked (no DNS rebinding
  * between check and connect).
  */
-export function guardedLookup(base: HostLookup, allowPrivate: boolean) {
+export function guardedLookup(base: HostLookup, allowPrivate: boolean, allowLoopback = false) {
   return (hostname: string, options: { all?: boolean; family?: number | string } | number, cb: LookupCallback) => {
     const opts = typeof options === 'object' && options !== null ? options : { family: options };
     const family = opts.family === 'IPv4' ? 4 : opts.family === 'IPv6' ? 6 : Number(opts.family ?? 0);
@@ -61,7 +61,9 @@ export function guardedLookup(base: HostLookup, allowPrivate: boolean) {
           e.code = 'ENOTFOUND';
           return cb(e, opts.all ? [] : '');
         }
-        const bad = allowPrivate ? undefined : addrs.find((a) => !isPublicAddress(a.address));
+        // allowLoopback: a loopback name (localhost) may resolve to loopback addresses only; other names as usual.
+        const loopbackName = allowLoopback && isLoopbackHost(hostname);
+        const bad = allowPrivate ? undefined : addrs.find((a) => (loopbackName ? !isLoopbackAddress(a.address) : !isPublicAddress(a.address)));
         if (bad) return cb(new RefusedTarget(), opts.all ? [] : '');
         if (opts.all) cb(null, addrs);
         else cb(null, addrs[0]!.address, addrs[0]!.family);
@@ -74,6 +76,8 @@ export function guardedLookup(base: HostLookup, allowPrivate: boolean) {
 export interface GuardedConnectorOptions {
   /** Connect to non-public addresses too (development and tests only). */
   allowPrivateTargets?: boolean;
+  /** Connect to loopback targets: `localhost` (resolving to loopback addresses only) and 127.0.0.0/8, [::1] literals (local development). */
+  allowLoopback?: boolean;
   /** Name resolution (default: the system resolver). */
   lookup?: HostLookup;
   /** Extra TLS options. */
@@ -89,21 +93,28 @@ export interface GuardedConnectorOptions {
  */
 export function guardedConnector(o: GuardedConnectorOptions): buildConnector.connector {
   const allowPrivate = o.allowPrivateTargets ?? false;
+  const allowLoopback = o.allowLoopback ?? false;
   const base = buildConnector({
     ...(o.connect ?? {}),
     timeout: o.timeoutMs,
-    lookup: guardedLookup(o.lookup ?? systemLookup, allowPrivate) as never,
+    lookup: guardedLookup(o.lookup ?? systemLookup, allowPrivate, allowLoopback) as never,
   } as buildConnector.BuildOptions);
   return (opts, cb) => {
     // Node connects to an IP literal without calling `lookup`, so literals are judged here.
     // Whatever the policy reads as an address (any spelling, brackets, zone id) is judged as one.
     const host = opts.hostname;
-    if (!allowPrivate && (isIP(host.replace(/^\[|\]$/g, '')) !== 0 || isIpLiteral(host)) && !isPublicAddress(host)) {
+    if (!allowPrivate && (isIP(host.replace(/^\[|\]$/g, '')) !== 0 || isIpLiteral(host)) && !isPublicAddress(host) && !(allowLoopback && isLoopbackAddress(host))) {
       cb(new RefusedTarget(), null);
       return;
     }
     base(opts, cb);
   };
+}
+
+/** A loopback address (127.0.0.0/8, ::1) by the core's address policy (IPv4-mapped forms are not). */
+function isLoopbackAddress(address: string): boolean {
+  const c = classifyAddress(address);
+  return c.ip && c.range === 'loopback';
 }
 
 type CodedError = Error & { code?: string; cause?: unknown };

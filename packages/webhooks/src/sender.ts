@@ -1,7 +1,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
-import { isPublicAddress } from '@pmapi/core';
+import { isLoopbackHost, isPublicAddress } from '@pmapi/core';
 import type { WebhookAttempt, WebhookRequest, WebhookSender } from '@pmapi/core';
 import { describeConnectionError, guardedConnector, redactAddresses, type HostLookup, type ResolvedAddress } from './connector';
 
@@ -14,6 +14,13 @@ export interface WebhookSenderOptions {
    * whether written as an IP literal or reached through a name.
    */
   allowPrivateTargets?: boolean;
+  /**
+   * Local webhook development (off by default): deliver to loopback
+   * receivers — http:// or https:// on `localhost` (which must resolve to
+   * loopback addresses only), 127.0.0.0/8 and [::1] — as the Stripe CLI does.
+   * Other private targets stay refused. Pair with `createPmapi({ webhooks: { allowLoopback: true } })`.
+   */
+  allowLoopback?: boolean;
   /** Deadline of one attempt, connection to last body byte, ms (spec: 10 s). */
   timeoutMs?: number;
   /** How much of a response body is read before the rest is dropped (default 64 KiB). Bodies are never kept. */
@@ -69,6 +76,7 @@ function describe(err: unknown, timedOut: boolean): string {
  */
 export function createWebhookSender(o: WebhookSenderOptions = {}): ClosableWebhookSender {
   const allowPrivate = o.allowPrivateTargets ?? false;
+  const allowLoopback = o.allowLoopback ?? false;
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxResponseBytes = o.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const agent = new Agent({
@@ -76,7 +84,7 @@ export function createWebhookSender(o: WebhookSenderOptions = {}): ClosableWebho
     bodyTimeout: timeoutMs,
     connectTimeout: timeoutMs,
     keepAliveTimeout: 4_000,
-    connect: guardedConnector({ allowPrivateTargets: allowPrivate, lookup: o.lookup, connect: o.connect, timeoutMs }),
+    connect: guardedConnector({ allowPrivateTargets: allowPrivate, allowLoopback, lookup: o.lookup, connect: o.connect, timeoutMs }),
   });
 
   const send = async (req: WebhookRequest): Promise<WebhookAttempt> => {
@@ -89,7 +97,8 @@ export function createWebhookSender(o: WebhookSenderOptions = {}): ClosableWebho
     } catch {
       return fail(null, 'invalid url');
     }
-    if (url.protocol !== 'https:') return fail(null, 'refused: https required');
+    // Plain http only to a loopback receiver, and only when local development allows it.
+    if (url.protocol !== 'https:' && !(allowLoopback && url.protocol === 'http:' && isLoopbackHost(url.hostname))) return fail(null, 'refused: https required');
     const ac = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {

@@ -5,6 +5,7 @@ import { f } from './fields';
 import { eventCatalog } from '../webhooks/catalog';
 import { patternErrors } from '../webhooks/patterns';
 import { webhookUrlProblem } from '../webhooks/hosts';
+import { webhookRuntime } from '../webhooks/runtime';
 import type { WriteContext } from './hooks';
 
 export const WEBHOOK_API_VERSIONS = ['latest', '2026-03-20'] as const;
@@ -15,10 +16,18 @@ export function newWebhookSecret(ctx: { ids: { secret(n: number): string } }): s
   return `whsec_${ctx.ids.secret(32)}`;
 }
 
+// Loopback URLs pass the declaration's check; the hooks refuse them unless this API allows them (checkUrl).
 const urlSchema = z.string().superRefine((v, c) => {
-  const p = webhookUrlProblem(v);
+  const p = webhookUrlProblem(v, { allowLoopback: true });
   if (p) c.addIssue({ code: 'custom', message: p.message, params: { reason: p.code } });
 });
+
+/** A loopback receiver only when this API opted in to local webhook development (issue 16); else the usual refusal. */
+function checkUrl(ctx: WriteContext, url: unknown): void {
+  if (typeof url !== 'string' || webhookRuntime(ctx.registry)?.allowLoopback) return;
+  const p = webhookUrlProblem(url);
+  if (p) throw validationError([{ field: 'url', code: 'custom', message: p.message }]);
+}
 
 function checkEvents(ctx: WriteContext, events: unknown): void {
   const errors = patternErrors(events as string[], eventCatalog(ctx.registry));
@@ -61,6 +70,7 @@ export const webhookResource = defineResource({
   },
   hooks: {
     beforeCreate(ctx, input) {
+      checkUrl(ctx, input.url);
       input.events ??= [];
       checkEvents(ctx, input.events);
       input.apiVersion ??= 'latest';
@@ -71,6 +81,7 @@ export const webhookResource = defineResource({
       input.createdById = ctx.principal.memberId;
     },
     beforeUpdate(ctx, current, patch) {
+      if (patch.url !== undefined) checkUrl(ctx, patch.url);
       if (patch.events !== undefined) checkEvents(ctx, patch.events);
       // Re-enabling (spec "Delivery semantics" rule 9) starts the failure count afresh.
       if (patch.active === true && current.active === false) patch.failCount = 0;

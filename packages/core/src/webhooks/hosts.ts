@@ -18,9 +18,32 @@ export function isForbiddenHostLiteral(hostname: string): boolean {
 
 export const WEBHOOK_URL_MAX = 2048;
 
-/** Why a webhook URL is refused, or null: https only, at most 2048 characters, no non-public IP literal host. */
-export function webhookUrlProblem(raw: string): { code: string; message: string } | null {
+/** Is this URL hostname loopback: `localhost` (or a name under `.localhost`), a 127.0.0.0/8 or `::1` literal? */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/\.$/, '');
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  const c = classifyAddress(h);
+  return c.ip && c.range === 'loopback';
+}
+
+/** Is this an http:// or https:// URL whose host is loopback (local webhook development, issue 16)? */
+export function isLoopbackWebhookUrl(raw: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return false;
+  }
+  return (u.protocol === 'http:' || u.protocol === 'https:') && isLoopbackHost(u.hostname);
+}
+
+/**
+ * Why a webhook URL is refused, or null: https only, at most 2048 characters, no non-public IP literal host.
+ * With `allowLoopback` (local development, off by default), http:// and https:// URLs whose host is loopback pass.
+ */
+export function webhookUrlProblem(raw: string, o: { allowLoopback?: boolean } = {}): { code: string; message: string } | null {
   if (raw.length > WEBHOOK_URL_MAX) return { code: 'too_long', message: `must be at most ${WEBHOOK_URL_MAX} characters` };
+  if (o.allowLoopback && isLoopbackWebhookUrl(raw)) return null;
   let u: URL;
   try {
     u = new URL(raw);

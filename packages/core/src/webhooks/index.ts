@@ -22,5 +22,5 @@ export interface WebhookAttempt {
 export type WebhookSender = (req: WebhookRequest) => Promise<WebhookAttempt>;
 export { eventCatalog, LIFECYCLE_RESOURCES, LIFECYCLE_ACTIONS, SPEC_RELATIONS, NOT_SHOWN_RELATIONS, OPERATION_EVENTS, type EventCatalog } from './catalog';
 export { matches, matchesAny, patternErrors, assertPatterns, PATTERNS_MAX, PATTERN_LENGTH_MAX, PATTERN_WILDCARDS_MAX } from './patterns';
-export { isForbiddenHostLiteral, webhookUrlProblem, WEBHOOK_URL_MAX } from './hosts';
+export { isForbiddenHostLiteral, isLoopbackHost, isLoopbackWebhookUrl, webhookUrlProblem, WEBHOOK_URL_MAX } from './hosts';
 export { classifyAddress, isPublicAddress, isIpLiteral, REFUSED_TARGET_MESSAGE, type AddressClass } from './address-policy';

@@ -10,6 +10,8 @@ import type { WebhookSender } from './index';
  */
 export interface WebhookRuntime {
   sender?: WebhookSender;
+  /** Loopback receivers (http://localhost, 127.0.0.1, [::1]) may be registered (`createPmapi({ webhooks: { allowLoopback } })`). */
+  allowLoopback?: boolean;
   publish(principal: Principal, events: PendingEvent[], now: number): Promise<void>;
 }
 
