@@ -3,12 +3,12 @@ import { errorCodes } from '../errors/codes';
 import { isId } from '../ids/index';
 import type { Resource } from '../resources/define-resource';
 import type { Engine, OpResult } from '../services/engine';
-import type { PendingEvent, Principal, WriteContext as WriteContextT } from '../services/context';
+import type { Principal, WriteContext as WriteContextT } from '../services/context';
 import { authenticate, bearerOf, type PermissionResolver } from '../auth/tokens';
 import type { RateLimiter } from '../limits/index';
 import { compileRoutes, type CustomRoute, type ExtraPermissions } from './routes';
 import { grants, type ScopeAction } from '../auth/scopes';
-import { checkKey, fingerprintOf, once } from '../services/idempotency';
+import { runMutation } from '../services/mutation';
 import type { HttpRequest, HttpResponse } from './types';
 import { parseListQuery, parseReadQuery, type ReadPlan } from '../query/parse';
 import { parseJsonBody, OversizedArray } from './body';
@@ -297,23 +297,6 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
 
   /** A mutation: one transaction holding the change, its events and its idempotency record. */
   async function runWrite(req: HttpRequest, principal: Principal, op: (ctx: WriteContextT, body: unknown) => Promise<OpResult>): Promise<OpResult> {
-    const body = parseBody(req);
-    const key = header(req, 'idempotency-key');
-    if (key !== undefined) checkKey(key);
-    const { result, replayed } = await store.transaction(async (trx) => {
-      const events: PendingEvent[] = [];
-      const ctx = engine.writeContext(principal, trx, events);
-      const run = async (): Promise<OpResult> => {
-        const r = await op(ctx, body);
-        await engine.flushEvents(trx, principal, events, ctx.now);
-        return r;
-      };
-      if (key === undefined) return { result: await run(), replayed: false };
-      return once(trx, store.dialect, {
-        scope: `${principal.teamId}:${principal.memberId}`, key, fingerprint: fingerprintOf(req.method.toUpperCase(), req.url, body), now: ctx.now,
-      }, run);
-    });
-    if (replayed) return { ...result, headers: { ...(result.headers ?? {}), 'idempotency-replayed': 'true' } };
-    return result;
+    return runMutation(engine, principal, { method: req.method, url: req.url, body: parseBody(req), idempotencyKey: header(req, 'idempotency-key') }, op);
   }
 }

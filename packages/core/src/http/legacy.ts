@@ -3,11 +3,11 @@ import { errorCodes } from '../errors/codes';
 import { isId } from '../ids/index';
 import type { Resource } from '../resources/define-resource';
 import type { Engine, OpResult } from '../services/engine';
-import type { PendingEvent, Principal, ReadContext, WriteContext } from '../services/context';
+import type { Principal, ReadContext, WriteContext } from '../services/context';
 import { authenticate, bearerOf, type PermissionResolver } from '../auth/tokens';
 import type { ExtraPermissions } from './routes';
 import { grants, type ScopeAction } from '../auth/scopes';
-import { checkKey, fingerprintOf, once } from '../services/idempotency';
+import { runMutation } from '../services/mutation';
 import type { HttpRequest, HttpResponse } from './types';
 import { parseListQuery, type ReadPlan } from '../query/parse';
 import { parseJsonBody, OversizedArray } from './body';
@@ -573,24 +573,7 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
   }
 
   async function runWrite(req: HttpRequest, principal: Principal, op: (ctx: WriteContext, body: unknown) => Promise<OpResult>): Promise<OpResult> {
-    const body = parseBody(req);
-    const key = header(req, 'idempotency-key');
-    if (key !== undefined) checkKey(key);
-    const { result, replayed } = await store.transaction(async (trx) => {
-      const events: PendingEvent[] = [];
-      const ctx = engine.writeContext(principal, trx, events);
-      const run = async (): Promise<OpResult> => {
-        const r = await op(ctx, body);
-        await engine.flushEvents(trx, principal, events, ctx.now);
-        return r;
-      };
-      if (key === undefined) return { result: await run(), replayed: false };
-      return once(trx, store.dialect, {
-        scope: `${principal.teamId}:${principal.memberId}`, key, fingerprint: fingerprintOf(req.method.toUpperCase(), req.url, body), now: ctx.now,
-      }, run);
-    });
-    if (replayed) return { ...result, headers: { ...(result.headers ?? {}), 'idempotency-replayed': 'true' } };
-    return result;
+    return runMutation(engine, principal, { method: req.method, url: req.url, body: parseBody(req), idempotencyKey: header(req, 'idempotency-key') }, op);
   }
 
   return async function handleLegacy(req: HttpRequest): Promise<HttpResponse> {
