@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
-import { judge, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
+import { verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
 
 /**
  * Shared rate-limit counters for SQLite (`createRateLimiter({ store: 'database' })`),
@@ -77,19 +77,9 @@ export function sqliteRateLimitStore(filename: string, o: { busyTimeoutMs?: numb
       }
       const byKey = new Map(counted.map((c) => [c.key, c]));
       for (const k of keys) if (byKey.get(k.key)?.count === 1) forget.run(k.key, k.prevStart);
-      const verdicts = sorted.map((b) => {
-        const c = byKey.get(b.key);
-        return { b, ...judge(b, c?.count ?? 1, c?.previous ?? 0, now) };
-      });
-      const tripped = verdicts.filter((v) => !v.admitted);
-      if (tripped.length === 0) {
-        const verdictOf = new Map(verdicts.map((v) => [v.b.key, v]));
-        return { admitted: true, buckets: buckets.map((b) => {
-          const { limit, remaining, resetMs } = verdictOf.get(b.key)!;
-          return { limit, remaining, resetMs };
-        }) };
-      }
-      const until = refuse.immediate(keys, tripped.map(({ b }) => ({ key: b.key, until: now + b.blockMs })), now);
+      const verdict = verdictOf(buckets, counted, now);
+      if (verdict.admitted) return verdict;
+      const until = refuse.immediate(keys, verdict.tripped.map((b) => ({ key: b.key, until: now + b.blockMs })), now);
       return { admitted: false, retryAfterMs: until - now };
     },
     async sweep(now: number, keepMs: number): Promise<number> {

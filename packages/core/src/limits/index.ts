@@ -8,7 +8,7 @@ import {
 } from './rules';
 
 export {
-  V3_RATE_LIMITS, DEFAULT_BLOCK_FACTOR, judge, windowOf,
+  V3_RATE_LIMITS, DEFAULT_BLOCK_FACTOR, judge, windowOf, verdictOf,
   type BucketHit, type BucketState, type HitOutcome, type RateLimitMethod, type RateLimitRule, type RateLimitStore, type RateLimitTable,
 } from './rules';
 export { memoryRateLimitStore } from './memory';

@@ -95,3 +95,24 @@ export function judge(b: BucketHit, current: number, previous: number, now: numb
   const slack = b.limit * b.windowMs - current * b.windowMs - previous * resetMs;
   return { admitted: slack >= 0, limit: b.limit, remaining: Math.max(0, Math.floor(slack / b.windowMs)), resetMs };
 }
+
+/**
+ * What counted requests come to, for the database stores (limits/sql.ts and
+ * the SQLite side-file store): each bucket judged on the count its statement
+ * returned (this request included) and the previous window's; either every
+ * bucket admits — their states, in the caller's bucket order — or the buckets
+ * that tripped, whose keys the store must then block (and take the counts back).
+ */
+export function verdictOf(
+  buckets: readonly BucketHit[], counted: ReadonlyArray<{ key: string; count: number; previous: number }>, now: number,
+): { admitted: true; buckets: BucketState[] } | { admitted: false; tripped: BucketHit[] } {
+  const byKey = new Map(counted.map((c) => [c.key, c]));
+  const verdicts = buckets.map((b) => {
+    const c = byKey.get(b.key);
+    return { b, ...judge(b, c?.count ?? 1, c?.previous ?? 0, now) };
+  });
+  // Tripped keys in key order, the order every store locks rows in.
+  const tripped = verdicts.filter((v) => !v.admitted).map((v) => v.b).sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+  if (tripped.length) return { admitted: false, tripped };
+  return { admitted: true, buckets: verdicts.map(({ limit, remaining, resetMs }) => ({ limit, remaining, resetMs })) };
+}

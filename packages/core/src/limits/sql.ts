@@ -1,6 +1,6 @@
 import type { SqlStore } from '../sql/dialect';
 import { activeBlock, countUnlessBlocked, forgetOldWindows, refuse, sweepRateLimits } from '../sql/queries/rate-limits';
-import { judge, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
+import { verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
 
 /**
  * Counters in the database (tables `rate_counters`, `rate_blocks`), so every
@@ -34,21 +34,10 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
       for (const k of keys) {
         if (byKey.get(k.key)?.count === 1) await forgetOldWindows(store.db, k.key, k.prevStart);
       }
-      const verdicts = sorted.map((b) => {
-        const c = byKey.get(b.key);
-        return { b, ...judge(b, c?.count ?? 1, c?.previous ?? 0, now) };
-      });
-      const tripped = verdicts.filter((v) => !v.admitted);
-      if (tripped.length === 0) {
-        // Report in the caller's bucket order.
-        const verdictOf = new Map(verdicts.map((v) => [v.b.key, v]));
-        return { admitted: true, buckets: buckets.map((b) => {
-          const { limit, remaining, resetMs } = verdictOf.get(b.key)!;
-          return { limit, remaining, resetMs };
-        }) };
-      }
+      const verdict = verdictOf(buckets, counted, now);
+      if (verdict.admitted) return verdict;
       // Refused requests count nowhere.
-      const until = await refuse(store.db, keys, tripped.map(({ b }) => ({ key: b.key, until: now + b.blockMs })), now);
+      const until = await refuse(store.db, keys, verdict.tripped.map((b) => ({ key: b.key, until: now + b.blockMs })), now);
       return { admitted: false, retryAfterMs: until - now };
     },
 
