@@ -88,7 +88,7 @@ export function postgresDialectSupport(opts: { icu: boolean }): DialectSupport {
  * each connection prepares them once. Off with `prepare: false` (pgbouncer
  * in transaction mode).
  */
-function preparingPool(pool: pg.Pool, max = 400) {
+function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string; ownsPool: boolean }, max = 400) {
   const seen = new Map<string, number>();
   const names = new Map<string, string>();
   const nameOf = (text: string): string | undefined => {
@@ -101,14 +101,28 @@ function preparingPool(pool: pg.Pool, max = 400) {
       return undefined;
     }
     seen.delete(text);
-    const name = `pmapi_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    // The schema is part of the name: a plan prepared for one schema's tables is never reused for another's.
+    const name = `pmapi_${createHash('sha1').update(`${o.searchPath ?? ''}\n${text}`).digest('hex').slice(0, 20)}`;
     names.set(text, name);
     return name;
   };
   const wrappers = new WeakMap<pg.PoolClient, unknown>();
+  /** The host's search_path of each connection checked out, to give back on release. */
+  const hostPaths = new WeakMap<pg.PoolClient, string>();
   return {
     async connect() {
       const client = await pool.connect();
+      if (o.searchPath) {
+        // The host's pool: point this checkout at pmapi's schema, remembering the host's setting (one statement),
+        // and give the connection back as it came (release below).
+        try {
+          const r = await client.query("select current_setting('search_path') as prev, set_config('search_path', $1, false)", [o.searchPath]);
+          hostPaths.set(client, r.rows[0].prev as string);
+        } catch (err) {
+          client.release(err as Error);
+          throw err;
+        }
+      }
       let w = wrappers.get(client);
       if (!w) {
         // A migration by another process can invalidate a prepared `select *` ("cached plan must not change
@@ -116,7 +130,7 @@ function preparingPool(pool: pg.Pool, max = 400) {
         let stale = false;
         w = {
           query(config: unknown, values?: unknown[]) {
-            if (typeof config === 'string') {
+            if (o.prepare && typeof config === 'string') {
               const name = nameOf(config);
               if (name) {
                 return client.query({ name, text: config, values }).catch((err: { code?: string }) => {
@@ -128,19 +142,32 @@ function preparingPool(pool: pg.Pool, max = 400) {
             return client.query(config as string, values);
           },
           release(err?: Error | boolean) {
-            client.release(err ?? (stale ? new Error('pmapi: prepared statements invalidated by a schema change') : undefined));
+            const fault = err ?? (stale ? new Error('pmapi: prepared statements invalidated by a schema change') : undefined);
+            if (!o.searchPath || fault) {
+              client.release(fault);
+              return;
+            }
+            // The host's own queries on this connection must see their own search_path again.
+            client.query("select set_config('search_path', $1, false)", [hostPaths.get(client) ?? '']).then(() => client.release(), (e: Error) => client.release(e));
           },
         };
         wrappers.set(client, w);
       }
       return w;
     },
-    end: () => pool.end(),
+    // A pool the host passed in is the host's to end.
+    end: () => (o.ownsPool ? pool.end() : Promise.resolve()),
   };
 }
 
 export interface PostgresStoreOptions {
-  /** A pg Pool to use (the store ends it on close). Default: one made from `connectionString`. */
+  /**
+   * A pg Pool of the host application to use. The store never ends it (close
+   * only lets go of it); with `schema`, each connection pmapi checks out is
+   * pointed at that schema and reset when given back, so the host's own
+   * queries keep their search_path. Default: a pool of pmapi's own, made from
+   * `connectionString`, which close ends.
+   */
   pool?: pg.Pool;
   /** Default: `process.env.DATABASE_URL`. */
   connectionString?: string;
@@ -208,7 +235,8 @@ export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<S
     });
   // A client killed under us (pg_terminate_backend, a restart) emits 'error': without a listener it crashes the process.
   pool.on('error', onConnErr);
-  pool.on('connect', (client) => client.on('error', onConnErr));
+  const onConnect = (client: pg.PoolClient) => client.on('error', onConnErr);
+  pool.on('connect', onConnect);
   if (o.schema) {
     const c = await pool.connect();
     try {
@@ -217,11 +245,13 @@ export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<S
       c.release();
     }
   }
+  // A host's pool has its own search_path: pmapi's schema is set per checkout (preparingPool).
+  const hostSchema = o.pool && o.schema ? o.schema : undefined;
   const probe = await pool.query(`select exists (select 1 from pg_collation where collname = 'und-x-icu') as icu`);
   const dialect = postgresDialectSupport({ icu: probe.rows[0]?.icu === true });
   const onQuery = o.onQuery;
   const db = new Kysely<any>({
-    dialect: new PostgresDialect({ pool: (o.prepare === false ? pool : preparingPool(pool)) as unknown as pg.Pool }),
+    dialect: new PostgresDialect({ pool: (o.prepare === false && !hostSchema ? pool : preparingPool(pool, { prepare: o.prepare !== false, ownsPool: !o.pool, ...(hostSchema ? { searchPath: hostSchema } : {}) })) as unknown as pg.Pool }),
     ...(onQuery ? { log: (e) => { if (e.level === 'query') onQuery(e.query.sql, e.queryDurationMillis); } } : {}),
   });
   // One migrator at a time across processes (kysely's own lock comes after it creates its tables).
@@ -238,6 +268,12 @@ export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<S
     db,
     dialect,
     transaction: (fn) => db.transaction().execute(fn),
-    close: () => db.destroy(),
+    close: async () => {
+      await db.destroy();
+      if (o.pool) {
+        pool.off('error', onConnErr);
+        pool.off('connect', onConnect);
+      }
+    },
   };
 }
