@@ -238,10 +238,9 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     ...(o.clientIp ? { clientIp: o.clientIp } : {}),
     onError: o.onError ?? ((err) => console.error('pmapi: unexpected error', err)),
   });
-  const isLegacy = (url: string) => {
-    const path = url.split('?')[0]!;
-    return path === LEGACY_PREFIX || path.startsWith(`${LEGACY_PREFIX}/`);
-  };
+  /** Whether a path (no query) is the legacy surface's. */
+  const isLegacyPath = (path: string) => path === LEGACY_PREFIX || path.startsWith(`${LEGACY_PREFIX}/`);
+  const isLegacy = (url: string) => isLegacyPath(url.split('?')[0]!);
   let oauth: OAuthServer | undefined;
   // The token endpoint on the API host (spec "Limits": `{base_url}/oauth/token`, beside /api/v3): the
   // authorization server's grants with its own per-IP limits; served by `handle` when `oauth` is mounted.
@@ -328,9 +327,11 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     return { status: ok ? 200 : 503, headers, ...(method === 'HEAD' ? {} : { body: JSON.stringify({ status: ok ? 'ok' : 'unavailable' }) }) };
   };
   const route = async (req: HttpRequest): Promise<HttpResponse> => {
-    if (req.url.split('?')[0] === healthPath) return health(req);
-    if (apiHostToken && req.url.split('?')[0] === apiTokenPath) return apiHostToken(req);
-    if (isLegacy(req.url)) return legacyHandle(req);
+    const q = req.url.indexOf('?');
+    const path = q === -1 ? req.url : req.url.slice(0, q);
+    if (path === healthPath) return health(req);
+    if (apiHostToken && path === apiTokenPath) return apiHostToken(req);
+    if (isLegacyPath(path)) return legacyHandle(req);
     if (!req.url.startsWith(blobPrefix)) return v3Handle(req);
     try {
       return await serveBlob(req, files, clock, o.store.db, (code, detail, extras) => renderProblem(code, detail, req.url, extras));
@@ -345,7 +346,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     const note = observeRequest(req);
     const res = await route(req);
     const path = req.url.split('?')[0]!;
-    const fixed = path === healthPath ? healthPath : path === apiTokenPath && apiHostToken ? apiTokenPath : path.startsWith(blobPrefix) && !isLegacy(path) ? `${files.mount}/{key}` : undefined;
+    const fixed = path === healthPath ? healthPath : path === apiTokenPath && apiHostToken ? apiTokenPath : path.startsWith(blobPrefix) && !isLegacyPath(path) ? `${files.mount}/{key}` : undefined;
     try {
       onRequest({
         method: req.method.toUpperCase(),

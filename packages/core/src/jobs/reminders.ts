@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Engine } from '../services/engine';
 import type { PendingEvent, Principal, WriteContext } from '../services/context';
@@ -6,7 +5,7 @@ import type { Rec } from '../resources/define-resource';
 import type { SqlStore } from '../sql/dialect';
 import { Repo } from '../sql/repo';
 import { announce, insertRecord, stampChange } from '../services/records';
-import { ensureServiceActor } from '../sql/queries/actors';
+import { derivedUuid, ensureServiceActor } from '../sql/queries/actors';
 import {
   dropOrphanOverdueChecks, dueReminders, markOverdueChecked, overdueRecipients, staleReminders, tasksNeedingOverdue,
 } from '../sql/queries/reminders';
@@ -77,9 +76,7 @@ export const REMINDERS_ACTOR_NAME = 'Reminders';
 
 /** The id of a workspace's reminders actor: a UUID derived from the workspace, so every process agrees on it. */
 export function remindersActorId(teamId: string): string {
-  const h = createHash('sha256').update(`pmapi reminders cron actor ${teamId}`).digest('hex');
-  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return derivedUuid(`pmapi reminders cron actor ${teamId}`);
 }
 
 export async function runRemindersJob(engine: Engine, store: SqlStore, system: Principal, opts: RemindersJobOptions = {}): Promise<RemindersJobResult> {

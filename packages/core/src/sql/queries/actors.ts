@@ -46,7 +46,8 @@ export function systemActorId(teamId: string): string {
   return derivedUuid(`pmapi system actor ${teamId}`);
 }
 
-function derivedUuid(name: string): string {
+/** A name-derived UUID (version-5 layout, SHA-256): every process derives the same id for the same service actor. */
+export function derivedUuid(name: string): string {
   const h = createHash('sha256').update(name).digest('hex');
   const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
