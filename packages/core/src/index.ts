@@ -16,6 +16,7 @@ export { setMapperMode, mapperMode, type MapperMode } from './codegen/mapper';
 export { IDEMPOTENCY_TTL_MS, IDEMPOTENCY_KEY_MAX } from './services/idempotency';
 export { SOFT_DELETE_RETENTION_MS, BATCH_MAX } from './services/engine';
 export { CURSOR_TTL_MS } from './query/cursor';
+export { parseDatabaseArg, type DatabaseArg } from './database-arg';
 export {
   createRateLimiter, memoryRateLimitStore, sqlRateLimitStore, V3_RATE_LIMITS, UNKNOWN_CLIENT_IP, judge, windowOf, verdictOf,
   type RateLimiter, type RateLimiterOptions, type RateLimitRule, type RateLimitTable, type RateLimitMethod, type RateLimitStore,

@@ -79,14 +79,126 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
   };
 }
 
-/** Apply pending migrations (kysely's Migrator takes the dialect's migration lock). */
-export async function migrate(db: Kysely<any>, d: DialectSupport, o: { schema?: string } = {}): Promise<void> {
+/** Where pmapi's migrations are recorded (the options of migrate, pendingMigrations and previewMigrations). */
+export interface MigrateOptions {
+  schema?: string;
+}
+
+/** The one Migrator every migration function uses: pmapi's migrations and bookkeeping tables. */
+function migratorOf(db: Kysely<any>, d: DialectSupport, o: MigrateOptions): Migrator {
   const provider: MigrationProvider = { getMigrations: async () => migrations(d) };
-  const migrator = new Migrator({
+  return new Migrator({
     db, provider, migrationTableName: 'pmapi_migrations', migrationLockTableName: 'pmapi_migrations_lock',
     // Name the schema: kysely looks for its tables across every schema, and another schema's would fool it.
     ...(o.schema ? { migrationTableSchema: o.schema } : {}),
   });
-  const { error } = await migrator.migrateToLatest();
+}
+
+/** Apply pending migrations (kysely's Migrator takes the dialect's migration lock); resolves to the names applied, in order. */
+export async function migrate(db: Kysely<any>, d: DialectSupport, o: MigrateOptions = {}): Promise<string[]> {
+  const { error, results } = await migratorOf(db, d, o).migrateToLatest();
   if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** The migrations this database has not had yet, in order. Reads only: creates nothing, not even kysely's tables. */
+export async function pendingMigrations(db: Kysely<any>, d: DialectSupport, o: MigrateOptions = {}): Promise<string[]> {
+  return (await migratorOf(db, d, o).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+/**
+ * A database opened with `migrate: false` that is behind: the store refuses to
+ * open (requests would fail later on a missing table or column).
+ */
+export class PendingMigrationsError extends Error {
+  override readonly name = 'PendingMigrationsError';
+  constructor(readonly pending: readonly string[]) {
+    super(
+      `pmapi: the database is behind: ${pending.length} pending migration${pending.length === 1 ? '' : 's'} (${pending.join(', ')}). ` +
+        'The store was opened with migrate: false, so they were not applied: run `pmapi migrate --db <database>` (package @pmapi/cli), ' +
+        'or open the store without migrate: false.',
+    );
+  }
+}
+
+/** Throws PendingMigrationsError, naming them, when the database lacks any of pmapi's migrations (`migrate: false`). */
+export async function assertMigrated(db: Kysely<any>, d: DialectSupport, o: MigrateOptions = {}): Promise<void> {
+  const pending = await pendingMigrations(db, d, o);
+  if (pending.length > 0) throw new PendingMigrationsError(pending);
+}
+
+/** pmapi's migrations on one database, without opening a store: what `pmapi migrate` runs (openSqliteMigrations, openPostgresMigrations). */
+export interface MigrationRunner {
+  /** Names of the migrations the database has not had yet, in order. */
+  pending(): Promise<string[]>;
+  /** Apply them; resolves to the names applied ([] when up to date). */
+  apply(): Promise<string[]>;
+  /** The SQL they would run, applying nothing (see previewMigrations). */
+  preview(): Promise<MigrationPreview[]>;
+  close(): Promise<void>;
+}
+
+/** A statement a migration runs, as sent to the database (placeholders and their values). */
+export interface MigrationStatement {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
+/** One pending migration and the statements it would run. */
+export interface MigrationPreview {
+  name: string;
+  statements: MigrationStatement[];
+}
+
+/**
+ * Where a store's Kysely reports the statements it runs (its `log` option
+ * calls `statement` when set): how previewMigrations sees them.
+ */
+export interface MigrationTap {
+  statement?: ((s: MigrationStatement) => void) | undefined;
+}
+
+/** Thrown inside previewMigrations' transaction so that it always rolls back. */
+class PreviewRollback extends Error {}
+
+/**
+ * The SQL the pending migrations would run, for review (`pmapi migrate
+ * --print`): each pending migration runs, in order, inside one transaction
+ * that is always rolled back (DDL is transactional on SQLite and Postgres),
+ * while `tap` records every statement. So the statements are exactly what
+ * would run against this database now, data-dependent ones included; the
+ * database is left as it was. kysely's own bookkeeping (its migration
+ * tables) is not shown.
+ *
+ * @param beforeEach run first inside the transaction, not recorded (Postgres: the migration lock).
+ */
+export async function previewMigrations(
+  db: Kysely<any>,
+  d: DialectSupport,
+  tap: MigrationTap,
+  o: MigrateOptions & { beforeEach?: (trx: Kysely<any>) => Promise<void> } = {},
+): Promise<MigrationPreview[]> {
+  const pending = new Set(await pendingMigrations(db, d, o));
+  const all = migrations(d);
+  const out: MigrationPreview[] = [];
+  try {
+    await db.transaction().execute(async (trx) => {
+      await o.beforeEach?.(trx);
+      for (const [name, migration] of Object.entries(all)) {
+        if (!pending.has(name)) continue;
+        const preview: MigrationPreview = { name, statements: [] };
+        tap.statement = (s) => preview.statements.push(s);
+        try {
+          await migration.up(trx);
+        } finally {
+          tap.statement = undefined;
+        }
+        out.push(preview);
+      }
+      throw new PreviewRollback();
+    });
+  } catch (err) {
+    if (!(err instanceof PreviewRollback)) throw err;
+  }
+  return out;
 }
