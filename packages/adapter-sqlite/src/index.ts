@@ -100,9 +100,17 @@ function jsonEntry(f: JsonColumn, table: string) {
   return sql`${sql.lit(f.name)}, ${value}`;
 }
 
-/** A row's ids of one relation, in link order, as JSON text (one indexed subquery). */
+/**
+ * A row's ids of one relation, in link order, as JSON text: one indexed
+ * subquery. The rows are ordered in an inner query the covering index
+ * links(kind, parent_id, created_at, related_id) already yields in order, and
+ * aggregated outside it: SQLite never flattens an ordered subquery into an
+ * aggregate, so the array keeps that order without a sort. (An ORDER BY inside
+ * json_group_array builds a temporary b-tree per row: a 51-row page spent a
+ * third of its time there.)
+ */
 function linkIds(kind: string, parentId: string) {
-  return sql`(select json_group_array(l.related_id order by l.created_at, l.related_id) from links as l where l.kind = ${sql.lit(kind)} and l.parent_id = ${sql.ref(parentId)})`;
+  return sql`(select json_group_array(related_id) from (select l.related_id from links as l where l.kind = ${sql.lit(kind)} and l.parent_id = ${sql.ref(parentId)} order by l.created_at, l.related_id))`;
 }
 
 /**
