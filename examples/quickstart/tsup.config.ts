@@ -1,4 +1,4 @@
 import { defineConfig } from 'tsup';
 import { base } from '../../tsup.base';
 
-export default defineConfig({ ...base, dts: false, entry: ['src/main.ts', 'src/worker.ts'] });
+export default defineConfig({ ...base, dts: false, entry: ['src/main.ts'] });

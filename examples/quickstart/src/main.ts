@@ -18,7 +18,7 @@ Options:
   --files DIR  directory for file bytes (default: in memory with in-memory SQLite, else DIR = <db file>.files or ./pmapi-files)
   --allow-private-webhooks  deliver webhooks to private and loopback addresses (local development only)
   --allow-loopback-webhooks  register and deliver to http://localhost, 127.0.0.1 and [::1] receivers (local development)
-  --no-webhook-worker  do not deliver webhooks in this process (run node dist/worker.js --db ... beside it)
+  --no-webhook-worker  do not deliver webhooks in this process (run examples/worker: node examples/worker/dist/main.js --db ... beside it)
   --help       this text`;
 
 async function main(): Promise<void> {
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
       signInUrl: (returnTo) => `/demo/sign-in?returnTo=${encodeURIComponent(returnTo)}`,
     },
   });
-  // The in-process worker (off with --no-webhook-worker when `node dist/worker.js` runs it in a process of its own).
+  // The in-process worker (off with --no-webhook-worker when examples/worker runs it in a process of its own).
   const worker = values['no-webhook-worker'] ? undefined : createWebhookWorker({ store, sender, onError: (e) => console.error('webhook worker', e) });
   worker?.start(1000);
   const teams = await seedDemo(api);

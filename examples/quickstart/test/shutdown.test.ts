@@ -1,14 +1,9 @@
 import { describe, it, expect } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startQuickstart } from './start';
 
-/** Issue 16, "Operable": graceful shutdown of the quickstart and of the worker in its own process. */
-const workerJs = fileURLToPath(new URL('../dist/worker.js', import.meta.url));
+// Issue 16, "Operable": graceful shutdown of the quickstart.
 
 /** Resolve with the exit code and how long after the signal it came (SIGKILL and fail after `ms`). */
 function exitAfter(child: ChildProcess, signal: NodeJS.Signals, ms = 8_000): Promise<{ code: number | null; signal: string | null; tookMs: number }> {
@@ -62,40 +57,4 @@ describe('quickstart graceful shutdown: a request in flight at SIGTERM is answer
   });
 });
 
-describe('the webhook worker in its own process: node dist/worker.js --db (issue 16, Operable)', () => {
-  it('starts on a SQLite file, stops on SIGTERM after its round and exits 0', async () => {
-    if (!existsSync(workerJs)) throw new Error(`${workerJs} is missing: run pnpm build`);
-    const dir = mkdtempSync(join(tmpdir(), 'pmapi-worker-'));
-    try {
-      const child = spawn(process.execPath, [workerJs, '--db', join(dir, 'pm.db'), '--interval', '50'], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
-      await new Promise<void>((resolve, reject) => {
-        child.stdout!.on('data', (c: Buffer) => {
-          out += c.toString('utf8');
-          if (out.includes('"started"')) resolve();
-        });
-        child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${err}`)));
-      });
-      // Let it run a few rounds, then stop it.
-      await new Promise((r) => setTimeout(r, 300));
-      const r = await exitAfter(child, 'SIGTERM');
-      expect(r).toMatchObject({ code: 0, signal: null });
-      expect(r.tookMs).toBeLessThan(5_000);
-      expect(out).toContain('"stopping"');
-      expect(err).toBe('');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it('refuses to start without a database, naming --db', async () => {
-    const child = spawn(process.execPath, [workerJs], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATABASE_URL: '' } });
-    let err = '';
-    child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    expect(code).toBe(1);
-    expect(err.trim()).toMatch(/^pmapi webhook worker: --db \(or DATABASE_URL\) is required/);
-  });
-});
+// The worker in a process of its own (node examples/worker/dist/main.js) is tested in examples/worker/test.

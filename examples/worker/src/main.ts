@@ -4,19 +4,22 @@ import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { createWebhookSender, createWebhookWorker } from '@pmapi/webhooks';
 
 /**
- * The webhook worker in a process of its own (issue 16): it delivers the jobs
- * every API process writes to the shared database. One command:
+ * The webhook worker in a process of its own (issue 16, "Examples"): it
+ * delivers the jobs every API process writes to the shared database (the
+ * outbox), so API processes can run with no worker of their own. One command:
  *
- *   node examples/quickstart/dist/worker.js --db postgres://postgres@127.0.0.1:5432/pm
+ *   node examples/worker/dist/main.js --db postgres://postgres@127.0.0.1:5432/pm
  *
+ * Several workers may run against one Postgres database: each claims due jobs
+ * with a lease (FOR UPDATE SKIP LOCKED), so no job goes to two workers at once.
  * SIGTERM/SIGINT stop it gracefully: no new round, the round in flight
- * finishes (its deliveries logged), the store closes, exit 0.
+ * finishes (its deliveries recorded), the store closes, exit 0.
  */
 const USAGE = `pmapi webhook worker: delivers webhooks from a pmapi database.
 
 Options:
   --db URL|PATH   postgres:// URL or SQLite file (default: DATABASE_URL); required
-  --interval MS   pause between rounds when idle (default 1000)
+  --interval MS   pause between rounds when idle (default 1000, at least 10)
   --allow-private-webhooks  deliver to private and loopback addresses (local development only)
   --allow-loopback-webhooks  deliver to http://localhost, 127.0.0.1 and [::1] receivers (local development only)
   --help          this text`;
