@@ -1,0 +1,385 @@
+import type { Registry } from '../resources/registry';
+import type { Resource } from '../resources/resource-spec';
+import type { CustomRoute, ExtraPermissions } from '../http/routes';
+import type { ScopeAction } from '../auth/scopes';
+import { MAX_LIMIT, DEFAULT_LIMIT } from '../query/page';
+import { MAX_EXPAND_DEPTH } from '../query/parse';
+import { errorCodes } from '../errors/codes';
+import { eventCatalog } from '../webhooks/catalog';
+import { bodySchema, componentName, pageSchema, recordSchema, ref, sharedSchemas, type JsonSchema } from './schemas';
+
+/**
+ * The OpenAPI 3.1 document of the v3 surface (issue 17, "The contract"),
+ * generated from the resource declarations and the route table: every path
+ * and method, its parameters, request and response schemas, the problem
+ * body, the bearer scheme with the scope each operation needs, the rate-limit
+ * and deprecation headers, and the webhook event payloads (`webhooks`).
+ *
+ * Statuses: each operation lists its success status and the error statuses
+ * it can answer (each a Problem); `default` (a Problem) covers the others
+ * (500 internal_error, 503 service_unavailable, …). A request matching no
+ * operation is answered by a Problem (404 route_not_found, 400
+ * resource_unknown, 405 method_not_allowed). docs/not-shown.md "Contract
+ * and harness (issue 17)".
+ */
+export interface OpenApiOptions {
+  registry: Registry;
+  /** The custom routes, in matching order. */
+  routes: readonly CustomRoute[];
+  /** Role permissions a standard operation needs beyond its scope. */
+  extraPermissions: ExtraPermissions;
+  /** Mount point of v3 (the document's server URL); default `/api/v3`. */
+  basePath?: string;
+  /** info.title / info.version. */
+  title?: string;
+  version?: string;
+}
+
+export type OpenApiDocument = Record<string, unknown> & {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, JsonSchema> } & Record<string, unknown>;
+};
+
+interface Operation {
+  operationId: string;
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  deprecated?: boolean;
+  parameters?: unknown[];
+  requestBody?: unknown;
+  responses: Record<string, unknown>;
+  security?: Record<string, string[]>[];
+  'x-required-permissions'?: string[];
+}
+
+const CODES_BY_STATUS = (() => {
+  const m = new Map<number, string[]>();
+  for (const [code, d] of Object.entries(errorCodes)) {
+    const list = m.get(d.status) ?? [];
+    list.push(code);
+    m.set(d.status, list);
+  }
+  return m;
+})();
+
+const pascal = (s: string) => s.replace(/(^|[-_/{}])([a-z0-9])/g, (_m, _sep, c: string) => c.toUpperCase()).replace(/[^A-Za-z0-9]/g, '');
+
+const RATE_HEADERS = {
+  'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
+  'X-RateLimit-Remaining': { $ref: '#/components/headers/X-RateLimit-Remaining' },
+  'X-RateLimit-Reset': { $ref: '#/components/headers/X-RateLimit-Reset' },
+};
+const COMMON_HEADERS = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...RATE_HEADERS };
+const DEPRECATION_HEADERS = { Deprecation: { $ref: '#/components/headers/Deprecation' }, Link: { $ref: '#/components/headers/Link' } };
+
+function json(schema: JsonSchema, description: string, headers: Record<string, unknown> = COMMON_HEADERS) {
+  return { description, headers, content: { 'application/json': { schema } } };
+}
+
+/** The error statuses an operation lists besides `default`. */
+function errorResponses(write: boolean, relation = false): Record<string, unknown> {
+  const statuses = [400, 401, 403, 404, ...(write ? [409, 413, 415, 422] : []), 429, ...(relation ? [501] : [])];
+  const out: Record<string, unknown> = {};
+  for (const s of statuses) out[String(s)] = { $ref: `#/components/responses/Problem${s}` };
+  out.default = { $ref: '#/components/responses/ProblemDefault' };
+  return out;
+}
+
+function problemResponse(status: number | 'default') {
+  const codes = status === 'default' ? [] : CODES_BY_STATUS.get(status) ?? [];
+  const headers: Record<string, unknown> = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+  if (status === 429) headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
+  else Object.assign(headers, RATE_HEADERS);
+  return {
+    description: status === 'default' ? 'Any other error (500 internal_error, 503 service_unavailable with Retry-After, …): a problem body.' : `A problem body; code one of ${codes.join(', ')}.`,
+    headers,
+    content: { 'application/json': { schema: ref('Problem') } },
+  };
+}
+
+const idParam = (res?: Resource, name = 'id') => ({
+  name, in: 'path', required: true,
+  schema: res?.uuidIds ? { type: 'string', format: 'uuid' } : { type: 'string', pattern: '^[0-9A-Za-z_!]+$' },
+});
+
+const readParams = [{ $ref: '#/components/parameters/expand' }, { $ref: '#/components/parameters/fields' }];
+const idempotencyParam = { $ref: '#/components/parameters/Idempotency-Key' };
+
+/** The query parameters of a filter: one per operator, named as sent (`name[contains]`). */
+function filterParams(res: Resource): unknown[] {
+  const out: unknown[] = [];
+  for (const [name, fd] of Object.entries(res.filters)) {
+    const def = res.fields[fd.field ?? name];
+    for (const op of fd.ops) {
+      let schema: JsonSchema;
+      if (op === 'null' || op === 'notNull') schema = { type: 'boolean' };
+      else if (op === 'in') schema = { type: 'string', description: 'comma-separated values' };
+      else if (def?.kind === 'boolean' && !fd.relation && !fd.links) schema = { type: 'boolean' };
+      else if ((def?.kind === 'number' || def?.kind === 'integer') && !fd.relation && !fd.links) schema = { type: def.kind === 'integer' ? 'integer' : 'number' };
+      else if (def?.kind === 'timestamp') schema = { type: 'string', description: 'ISO 8601 instant (or date)' };
+      else schema = { type: 'string' };
+      out.push({ name: `${name}[${op}]`, in: 'query', required: false, schema, description: `Filter ${name} with ${op}.` });
+    }
+  }
+  return out;
+}
+
+function listParams(res: Resource): unknown[] {
+  const sorts = [...res.sortFields].sort().flatMap((f) => [f, `-${f}`]);
+  const out: unknown[] = [
+    { $ref: '#/components/parameters/cursor' },
+    { $ref: '#/components/parameters/limit' },
+    { $ref: '#/components/parameters/includeTotal' },
+    { name: 'sort', in: 'query', required: false, schema: { type: 'string', enum: sorts }, description: `Sort field, '-' for descending; default ${res.defaultSort}${res.defaultSortWithoutProject ? ` (${res.defaultSortWithoutProject} without projectId)` : ''}.` },
+    ...readParams,
+  ];
+  for (const [name, p] of Object.entries(res.listParams ?? {})) {
+    out.push({ name, in: 'query', required: false, schema: p.values ? { type: 'string', enum: [...p.values] } : { type: 'string' } });
+  }
+  out.push(...filterParams(res));
+  return out;
+}
+
+/**
+ * Build the document. Pure: the same registry and routes give the same
+ * document; `createPmapi` builds it once per API (`api.openapi()`).
+ */
+export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
+  const { registry } = o;
+  const basePath = (o.basePath ?? '/api/v3').replace(/\/$/, '');
+  const schemas: Record<string, JsonSchema> = { ...sharedSchemas() };
+  const paths: Record<string, Record<string, Operation>> = {};
+  const usedIds = new Set<string>();
+  const add = (path: string, method: string, op: Operation) => {
+    let id = op.operationId;
+    for (let i = 2; usedIds.has(id); i++) id = `${op.operationId}${i}`;
+    usedIds.add(id);
+    (paths[path] ??= {})[method.toLowerCase()] = { ...op, operationId: id };
+  };
+  const secured = (resource: string, action: ScopeAction, extra: readonly string[], own?: boolean) => ({
+    security: [{ bearerAuth: [`${resource}:${action}`] }],
+    'x-required-permissions': own ? [] : [`${resource}:${action}`, ...extra],
+  });
+
+  for (const res of registry.all()) {
+    const name = componentName(res);
+    schemas[name] = recordSchema(res, registry);
+    const item = ref(name);
+    const tags = [res.path];
+    const ops = res.operations;
+    const perms = (a: ScopeAction) => o.extraPermissions(res.path, a);
+    const docPaths = [{ base: `/${res.path}`, deprecated: false }, ...(res.retiredPaths ?? []).map((p) => ({ base: `/${p}`, deprecated: true }))];
+    for (const { base, deprecated } of docPaths) {
+      const suffix = deprecated ? `Via${pascal(base)}` : '';
+      const headers = deprecated ? { ...COMMON_HEADERS, ...DEPRECATION_HEADERS } : COMMON_HEADERS;
+      const dep = deprecated ? { deprecated: true, description: `Retired spelling of /${res.path}: answers carry Deprecation and Link (rel="successor-version").` } : {};
+      const ok = (schema: JsonSchema, d: string) => json(schema, d, headers);
+      if (ops.list) {
+        add(base, 'GET', {
+          operationId: `list${name}${suffix}`, summary: `List ${res.path}`, tags, ...dep, parameters: listParams(res),
+          responses: { 200: ok(pageSchema(item), `A page of ${res.path}.`), ...errorResponses(false) }, ...secured(res.path, 'read', perms('read'), !!res.ownedBy),
+        });
+      }
+      if (ops.create) {
+        add(base, 'POST', {
+          operationId: `create${name}${suffix}`, summary: `Create a ${res.name}`, tags, ...dep, parameters: [idempotencyParam, ...readParams],
+          requestBody: { required: true, content: { 'application/json': { schema: bodySchema(res, 'create') } } },
+          responses: { 201: ok(item, `The created ${res.name}.`), ...errorResponses(true) }, ...secured(res.path, 'write', perms('write'), !!res.ownedBy),
+        });
+      }
+      const one = `${base}/{id}`;
+      if (ops.get) {
+        add(one, 'GET', {
+          operationId: `get${name}${suffix}`, summary: `Get a ${res.name}`, tags, ...dep, parameters: [idParam(res), ...readParams],
+          responses: { 200: ok(item, `The ${res.name}.`), ...errorResponses(false) }, ...secured(res.path, 'read', perms('read'), !!res.ownedBy),
+        });
+      }
+      if (ops.update) {
+        add(one, 'PATCH', {
+          operationId: `update${name}${suffix}`, summary: `Update a ${res.name}`, tags, ...dep, parameters: [idParam(res), idempotencyParam, ...readParams],
+          requestBody: { required: true, content: { 'application/json': { schema: bodySchema(res, 'update') } } },
+          responses: { 200: ok(item, `The updated ${res.name}.`), ...errorResponses(true) }, ...secured(res.path, 'write', perms('write'), !!res.ownedBy),
+        });
+      }
+      if (ops.delete) {
+        add(one, 'DELETE', {
+          operationId: `delete${name}${suffix}`, summary: res.revokeField ? `Revoke a ${res.name}` : `Delete a ${res.name}${res.softDelete ? ' (to the trash)' : ''}`, tags, ...dep,
+          parameters: [idParam(res), idempotencyParam],
+          responses: { 204: { description: 'Deleted.', headers }, ...errorResponses(true) }, ...secured(res.path, 'delete', perms('delete'), !!res.ownedBy),
+        });
+      }
+      if (res.softDelete) {
+        add(`${one}/restore`, 'POST', {
+          operationId: `restore${name}${suffix}`, summary: `Restore a trashed ${res.name}`, tags, ...dep, parameters: [idParam(res), idempotencyParam, ...readParams],
+          responses: { 200: ok(item, `The restored ${res.name}.`), ...errorResponses(true) }, ...secured(res.path, 'delete', perms('delete'), !!res.ownedBy),
+        });
+      }
+      for (const [seg, relName] of Object.entries(res.relationByPath)) {
+        const rel = res.relations![relName]!;
+        const idsBody = {
+          required: true,
+          content: { 'application/json': { schema: { type: 'object', properties: { ids: { type: 'array', minItems: 1, maxItems: rel.max, items: { type: 'string', pattern: '^[0-9A-Za-z_!]+$' } } }, required: ['ids'], additionalProperties: false } } },
+        };
+        const relOp = (verb: string, summary: string): Operation => ({
+          operationId: `${verb}${name}${pascal(seg)}${suffix}`, summary, tags, ...dep, parameters: [idParam(res), idempotencyParam, ...readParams], requestBody: idsBody,
+          responses: rel.supported
+            ? { 200: ok(item, `The ${res.name} after the change.`), ...errorResponses(true, true) }
+            : { 501: { $ref: '#/components/responses/Problem501' }, ...errorResponses(true, true) },
+          ...secured(res.path, 'write', perms('write'), !!res.ownedBy),
+          ...(rel.supported ? {} : { description: `${relName} is not available on this server: 501 m2m_not_supported.` }),
+        });
+        add(`${one}/${seg}`, 'POST', relOp('add', `Link ${seg} to a ${res.name}`));
+        add(`${one}/${seg}`, 'DELETE', relOp('remove', `Unlink ${seg} from a ${res.name}`));
+        add(`${one}/${seg}/remove`, 'POST', relOp('removeVia', `Unlink ${seg} from a ${res.name} (POST form)`));
+      }
+    }
+  }
+
+  // Records of custom operations that the declarations do not give.
+  schemas.TaskTree = registry.byName.has('task') ? recordSchema(registry.get('task'), registry, { subtasks: { type: 'array', items: ref('TaskTree') } }) : { type: 'object' };
+  schemas.UploadSlot = {
+    type: 'object',
+    properties: { uploadKey: { type: 'string' }, url: { type: 'string' }, method: { const: 'PUT' }, size: { type: 'integer' }, expiresAt: { type: 'string', format: 'date-time' } },
+    required: ['uploadKey', 'url', 'method', 'size', 'expiresAt'], additionalProperties: false,
+  };
+  schemas.WebhookTestOutcome = {
+    type: 'object',
+    properties: {
+      delivered: { type: 'boolean' }, responseStatus: { type: ['integer', 'null'] }, durationMs: { type: 'number' }, error: { type: ['string', 'null'] },
+      eventId: { type: 'string' }, eventType: { type: 'string' },
+    },
+    required: ['delivered', 'responseStatus', 'durationMs', 'error', 'eventId', 'eventType'], additionalProperties: false,
+  };
+  schemas.WebhookDelivery = {
+    type: 'object',
+    properties: {
+      id: { type: 'string' }, webhookId: { type: 'string' }, eventType: { type: 'string' }, status: { type: 'string', enum: ['delivered', 'failed'] },
+      responseStatus: { type: ['integer', 'null'] }, durationMs: { type: 'number' }, error: { type: ['string', 'null'] }, createdAt: { type: 'string', format: 'date-time' },
+    },
+    required: ['id', 'webhookId', 'eventType', 'status', 'responseStatus', 'durationMs', 'error', 'createdAt'], additionalProperties: false,
+  };
+
+  for (const r of o.routes) {
+    const path = `/${r.path}`;
+    const { status, schema, description } = customAnswer(r, registry);
+    const pathParams = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => idParam(undefined, m[1]!));
+    const isSearch = r.method === 'GET' && /\/search$/.test(r.path);
+    const res = registry.byPath.get(r.path.split('/')[0]!);
+    const query = isSearch && res
+      ? [{ name: 'q', in: 'query', required: true, schema: { type: 'string', minLength: 3, maxLength: 200 } }, { $ref: '#/components/parameters/cursor' }, { $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/includeTotal' }, ...readParams, ...filterParams(res)]
+      : r.method === 'GET' && r.path === 'activity' ? [{ $ref: '#/components/parameters/cursor' }, { $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/includeTotal' }]
+        : r.path.endsWith('/deliveries') ? [{ name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1 }, description: '1-100, default 25; larger clamped.' }]
+          : [];
+    const write = r.method !== 'GET';
+    add(path, r.method, {
+      operationId: `${r.method.toLowerCase()}${pascal(r.path)}`,
+      summary: `${r.method} /${r.path}`,
+      tags: [r.scope.resource],
+      parameters: [...pathParams, ...(r.write ? [idempotencyParam] : []), ...query],
+      ...(write && !r.noBody ? { requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } } } : {}),
+      ...(write && r.noBody ? { description: 'Takes no body (or {}).' } : {}),
+      responses: { [status]: json(schema, description), ...errorResponses(write) },
+      security: [{ bearerAuth: [`${r.scope.resource}:${r.scope.action}`] }],
+      'x-required-permissions': r.ownRecords ? [] : [`${r.scope.resource}:${r.scope.action}`, ...(r.permissions ?? [])],
+    });
+  }
+
+  // Webhook event payloads: one entry per catalog name.
+  const webhooks: Record<string, unknown> = {};
+  const catalog = eventCatalog(registry);
+  const kindOf = (event: string) => (catalog.operation.includes(event) ? 'operation' : catalog.membership.includes(event) ? 'membership' : 'lifecycle');
+  for (const event of catalog.all) {
+    const resName = event.split('.')[0]!;
+    const target = registry.byName.get(resName);
+    const kind = kindOf(event);
+    const payload: JsonSchema = kind === 'membership'
+      ? { type: 'object', properties: { parentId: { type: 'string' }, relatedId: { type: 'string' }, relation: { type: 'string' } }, required: ['parentId', 'relatedId', 'relation'] }
+      : { type: 'object', properties: { [resName]: kind === 'lifecycle' && target ? ref(componentName(target)) : { type: 'object' } }, required: [resName] };
+    webhooks[event] = {
+      post: {
+        operationId: `event${pascal(event.replace(/\./g, '-'))}`,
+        summary: `${event} (${kind})`,
+        parameters: [
+          { name: 'X-Webhook-Id', in: 'header', required: true, schema: { type: 'string' } },
+          { name: 'X-Webhook-Event', in: 'header', required: true, schema: { type: 'string', const: event } },
+          { name: 'X-Webhook-Delivery-Id', in: 'header', required: true, schema: { type: 'string' }, description: '{webhookId}:{eventId}, identical on every retry.' },
+          { name: 'X-Webhook-Signature', in: 'header', required: true, schema: { type: 'string', pattern: '^t=\\d+,v1=[0-9a-f]{64}$' }, description: 'hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret.' },
+          { name: 'X-Api-Version', in: 'header', required: true, schema: { type: 'string' } },
+        ],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { allOf: [ref('EventEnvelope'), { type: 'object', properties: { type: { const: event }, payload } }] } } },
+        },
+        responses: { '2XX': { description: 'Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times.' } },
+      },
+    };
+  }
+
+  const responses: Record<string, unknown> = { ProblemDefault: problemResponse('default') };
+  for (const s of [400, 401, 403, 404, 409, 413, 415, 422, 429, 501]) responses[`Problem${s}`] = problemResponse(s);
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: o.title ?? 'pmapi v3',
+      version: o.version ?? '3',
+      description: 'The v3 REST surface, generated from the resource declarations. Clients must ignore response keys they do not recognise (records of this document list every key the server writes). '
+        + 'A request matching no operation below is answered with a problem body (404 route_not_found, 400 resource_unknown, 405 method_not_allowed with Allow).',
+    },
+    servers: [{ url: basePath }],
+    security: [{ bearerAuth: [] }],
+    tags: registry.all().map((r) => ({ name: r.path })),
+    paths,
+    webhooks,
+    components: {
+      schemas,
+      responses,
+      parameters: {
+        cursor: { name: 'cursor', in: 'query', required: false, schema: { type: 'string' }, description: 'The nextCursor of the previous page.' },
+        limit: { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1 }, description: `Page size 1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}; larger is clamped.` },
+        includeTotal: { name: 'includeTotal', in: 'query', required: false, schema: { type: 'boolean' }, description: 'Add total to the envelope.' },
+        expand: { name: 'expand', in: 'query', required: false, schema: { type: 'string' }, description: `Comma-separated relation paths (a.b), at most ${MAX_EXPAND_DEPTH} hops; each replaces the id (or id array) with the record(s).` },
+        fields: {
+          name: 'fields', in: 'query', required: false, style: 'deepObject', explode: true,
+          schema: { type: 'object', additionalProperties: { type: 'string' } },
+          description: 'fields[resource]=a,b: records of that resource carry only id and the named fields.',
+        },
+        'Idempotency-Key': { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 250 }, description: 'Replays the first answer for 10 minutes; another body with the same key: 422.' },
+      },
+      headers: {
+        'X-Request-Id': { description: 'The request id (echoed when the request sent a valid one).', schema: { type: 'string' } },
+        'X-RateLimit-Limit': { description: 'Requests allowed in the window (admitted requests, when rate limits are on).', schema: { type: 'integer' } },
+        'X-RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
+        'X-RateLimit-Reset': { description: 'Seconds to the window reset.', schema: { type: 'integer' } },
+        'Retry-After': { description: 'Seconds to wait (429; equals the body retryAfter).', schema: { type: 'integer' } },
+        Deprecation: { description: 'true on a retired path spelling.', schema: { type: 'string' } },
+        Link: { description: 'The successor path (rel="successor-version").', schema: { type: 'string' } },
+      },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http', scheme: 'bearer',
+          description: 'A personal access token or OAuth access token. The security requirement of each operation names the scope it needs; x-required-permissions lists the role permissions as well.',
+        },
+      },
+    },
+  };
+}
+
+/** What a custom route answers on success. */
+function customAnswer(r: CustomRoute, registry: Registry): { status: number; schema: JsonSchema; description: string } {
+  const head = r.path.split('/')[0]!;
+  const res = registry.byPath.get(head);
+  const item = res ? ref(componentName(res)) : { type: 'object' };
+  if (r.method === 'GET' && r.path.endsWith('/search')) return { status: 200, schema: pageSchema(item), description: 'A page of matches, best first.' };
+  if (r.path === 'activity') return { status: 200, schema: pageSchema(ref('EventEnvelope'), { extra: { totalCapped: { const: true } } }), description: 'A page of the activity feed.' };
+  if (r.path === 'webhooks/{id}/deliveries') return { status: 200, schema: pageSchema(ref('WebhookDelivery'), { cursor: false, total: false }), description: 'The delivery log, newest first.' };
+  if (r.path === 'webhooks/{id}/test') return { status: 200, schema: ref('WebhookTestOutcome'), description: 'The outcome of the one test attempt.' };
+  if (r.path === 'files/upload-url') return { status: 200, schema: ref('UploadSlot'), description: 'Where to PUT the bytes, and the uploadKey to register them with.' };
+  if (r.path === 'tasks/tree') return { status: 201, schema: ref('TaskTree'), description: 'The root task with its created subtasks, recursively.' };
+  if (r.path === 'files/from-content' || r.path === 'files/from-url') return { status: 201, schema: item, description: 'The created file.' };
+  if (/^tasks\/\{id\}\/(attach|detach)-document$/.test(r.path)) return { status: 200, schema: item, description: 'The task.' };
+  if (res) return { status: 200, schema: item, description: `The ${res.name}.` };
+  return { status: r.write ? 200 : 200, schema: {}, description: 'The answer.' };
+}
