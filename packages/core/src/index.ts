@@ -12,6 +12,7 @@ export { insertRecord, patchRecord } from './services/records';
 export { MAX_LIMIT, DEFAULT_LIMIT, MAX_EXPAND_DEPTH } from './query/parse';
 export { EXPAND_ROW_BUDGET } from './services/serialize';
 export { v3, v3Shape, type Outcome, type OutputField, type Page } from './presenters/v3';
+export { openApiDocument, COMPUTED_FIELDS, type OpenApiOptions, type OpenApiDocument, type JsonSchema } from './openapi/index';
 export { setMapperMode, mapperMode, type MapperMode } from './codegen/mapper';
 export { IDEMPOTENCY_TTL_MS, IDEMPOTENCY_KEY_MAX } from './services/idempotency';
 export { SOFT_DELETE_RETENTION_MS, BATCH_MAX } from './services/engine';
