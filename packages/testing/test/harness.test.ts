@@ -1,0 +1,226 @@
+import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { verifyWebhookSignature } from '@pmapi/core';
+import { openPostgresStore } from '@pmapi/adapter-postgres';
+import { createTestApi, parseDuration, type TestApi, type TestStoreFactory } from '@pmapi/testing';
+
+// Issue 17 "A public test harness": @pmapi/testing behaves the same on both stores (SQLite by default, Postgres through `store`).
+const pgUrl = inject('pgUrl');
+const stores: Array<{ name: string; store?: TestStoreFactory }> = [{ name: 'sqlite' }];
+if (pgUrl) {
+  stores.push({
+    name: 'postgres',
+    store: {
+      name: 'postgres',
+      async open(o) {
+        const schema = `t_${randomBytes(6).toString('hex')}`;
+        const s = await openPostgresStore({ connectionString: pgUrl, schema, max: o?.max ?? 4, onQuery: o?.onQuery });
+        return { ...s, async close() { await s.db.schema.dropSchema(schema).cascade().execute(); await s.close(); } };
+      },
+    },
+  });
+}
+
+const DAY = 24 * 3600_000;
+
+/** The member a token acts as: a reminder's createdById is its creator's member id (spec "Reminder"). */
+async function whoAmI(t: TestApi, m: { token: string }): Promise<string> {
+  const me = t.as(m);
+  const p = await me.post('/projects', { name: 'Mine' });
+  expect(p.status, JSON.stringify(p.body)).toBe(201);
+  const task = (await me.post('/tasks', { name: 'Mine', projectId: p.body.id })).body;
+  const r = await me.post('/reminders', { taskId: task.id, date: new Date(t.clock.now() + 3_600_000).toISOString() });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return r.body.createdById;
+}
+
+for (const { name, store } of stores) {
+  describe(`[${name}] @pmapi/testing (issue 17)`, () => {
+    let t: TestApi;
+    beforeAll(async () => {
+      t = await createTestApi(store ? { store } : {});
+    });
+    afterAll(() => t?.close());
+
+    it('starts a fake clock at a fixed instant and seeds two workspaces whose members act with their own tokens', async () => {
+      expect(new Date(t.clock.now()).toISOString()).toBe('2026-03-01T09:00:00.000Z');
+      expect(t.a.id).not.toBe(t.b.id);
+      expect([t.a.owner.role, t.a.regular.role, t.a.client.role]).toEqual(['owner', 'regular', 'client']);
+      expect(await whoAmI(t, t.a.regular)).toBe(t.a.regular.id);
+      expect(await whoAmI(t, t.b.owner)).toBe(t.b.owner.id);
+      const roster = await t.as(t.b.owner).get('/members');
+      expect(roster.body.data.map((m: { name: string }) => m.name).sort()).toEqual(['Beta Client', 'Beta Owner', 'Beta Regular']);
+      expect((await t.anon.get('/members')).status).toBe(401);
+    });
+
+    it('as(member) carries that member\'s role: a client gets 403 permission_denied creating a webhook, the owner 201', async () => {
+      const denied = await t.as(t.a.client).post('/webhooks', { url: 'https://hooks.example.com/in', events: ['task.*'] });
+      expect(denied.status).toBe(403);
+      expect(denied.body.code).toBe('permission_denied');
+      const made = await t.as(t.a.owner).post('/webhooks', { url: 'https://hooks.example.com/in', events: ['task.*'] });
+      expect(made.status).toBe(201);
+      await t.as(t.a.owner).del(`/webhooks/${made.body.id}`);
+    });
+
+    it('t.workspace() seeds members with the roles asked for, each with a working token', async () => {
+      const ws = await t.workspace({ name: 'Gamma', members: [{ role: 'manager' }, { role: 'client', name: 'Guest' }] });
+      expect(ws.members.map((m) => [m.name, m.role])).toEqual([['Gamma Manager', 'manager'], ['Guest', 'client']]);
+      expect(ws.manager?.id).toBe(ws.members[0]!.id);
+      expect(await whoAmI(t, ws.manager!)).toBe(ws.manager!.id);
+      expect((await t.as(ws.client!).get('/members')).status).toBe(200);
+      // Another tenant's member sees nothing of it.
+      expect((await t.as(t.a.owner).get(`/members/${ws.owner.id}`)).status).toBe(404);
+    });
+
+    it('advance + runJobs: a reminder fires when its date comes, not before', async () => {
+      const owner = t.as(t.a.owner);
+      const p = (await owner.post('/projects', { name: 'Reminded' })).body;
+      const task = (await owner.post('/tasks', { name: 'Call back', projectId: p.id })).body;
+      const rem = await owner.post('/reminders', { taskId: task.id, date: new Date(t.clock.now() + 10 * 60_000).toISOString() });
+      expect(rem.status, JSON.stringify(rem.body)).toBe(201);
+      await t.advance('9m');
+      expect((await t.runJobs()).reminders.fired).toBe(0);
+      expect((await owner.get(`/reminders/${rem.body.id}`)).body.firedAt).toBeNull();
+      await t.advance('1m');
+      const run = await t.runJobs();
+      expect(run.reminders.fired).toBe(1);
+      expect((await owner.get(`/reminders/${rem.body.id}`)).body.firedAt).toBe(new Date(t.clock.now()).toISOString());
+    });
+
+    it('advance + runJobs: a trashed project is purged after the 30-day retention, not a day before', async () => {
+      const owner = t.as(t.a.owner);
+      const p = (await owner.post('/projects', { name: 'Trash' })).body;
+      expect((await owner.del(`/projects/${p.id}`)).status).toBe(204);
+      await t.advance(29 * DAY);
+      await t.runJobs();
+      const back = await owner.post(`/projects/${p.id}/restore`);
+      expect(back.status, JSON.stringify(back.body)).toBe(200);
+      expect((await owner.del(`/projects/${p.id}`)).status).toBe(204);
+      const trashed = async () => (await owner.get('/projects?purgeAt[notNull]=true')).body.data.map((x: { id: string }) => x.id);
+      await t.advance('29d');
+      await t.runJobs();
+      expect(await trashed()).toContain(p.id);
+      await t.advance('1d');
+      const run = await t.runJobs();
+      expect(run.purge.purged).toBeGreaterThanOrEqual(1);
+      expect(await trashed()).not.toContain(p.id);
+      expect((await owner.get(`/projects/${p.id}`)).status).toBe(404);
+      expect((await owner.post(`/projects/${p.id}/restore`)).status).toBe(404);
+    });
+
+    it('runJobs delivers webhooks into t.deliveries (no network), signed with the webhook\'s secret at the fake time', async () => {
+      const owner = t.as(t.a.owner);
+      const hook = await owner.post('/webhooks', { url: 'https://receiver.example.com/pm', events: ['project.created'] });
+      expect(hook.status).toBe(201);
+      t.deliveries.length = 0;
+      const p = (await owner.post('/projects', { name: 'Announced' })).body;
+      expect(t.deliveries).toEqual([]);
+      const run = await t.runJobs();
+      expect(run.webhooks.delivered).toBe(1);
+      expect(t.deliveries).toHaveLength(1);
+      const d = t.deliveries[0]!;
+      expect(d.url).toBe('https://receiver.example.com/pm');
+      expect(d.headers['x-webhook-event']).toBe('project.created');
+      expect(d.body.type).toBe('project.created');
+      expect(d.body.aggregateId).toBe(p.id);
+      expect(d.body.payload.project.name).toBe('Announced');
+      const now = t.clock.now();
+      expect(verifyWebhookSignature(d.raw, d.headers['x-webhook-signature'], hook.body.secret, { now })).toBe(true);
+      expect(verifyWebhookSignature(d.raw, d.headers['x-webhook-signature'], 'whsec_wrong', { now })).toBe(false);
+      // Nothing more is due: a second run delivers nothing again.
+      expect((await t.runJobs()).webhooks.claimed).toBe(0);
+      await owner.del(`/webhooks/${hook.body.id}`);
+    });
+
+    it('countQueries returns the statements a request ran', async () => {
+      const none = await t.countQueries(async () => {});
+      expect(none).toEqual([]);
+      const sql = await t.countQueries(() => t.as(t.a.owner).get('/projects'));
+      expect(sql.length).toBeGreaterThan(0);
+      expect(sql.some((q) => /projects/i.test(q))).toBe(true);
+      // Outside countQueries nothing is collected.
+      await t.as(t.a.owner).get('/projects');
+      expect((await t.countQueries(async () => {})).length).toBe(0);
+    });
+
+    it('outbox lists the events of writes', async () => {
+      const before = new Set((await t.outbox()).map((e) => e.eventId));
+      const l = await t.as(t.a.owner).post('/labels', { name: `L ${name}` });
+      const added = (await t.outbox()).filter((e) => !before.has(e.eventId));
+      expect(added.map((e) => [e.type, e.aggregateId])).toEqual([['label.created', l.body.id]]);
+    });
+  });
+}
+
+describe('@pmapi/testing options (issue 17)', () => {
+  it('a failing receiver makes the worker retry after its backoff; the retry is captured too', async () => {
+    let answer = 500;
+    const t = await createTestApi({ webhookReceiver: () => answer });
+    try {
+      await t.as(t.a.owner).post('/webhooks', { url: 'https://receiver.example.com/x', events: ['label.created'] });
+      await t.as(t.a.owner).post('/labels', { name: 'Retry me' });
+      expect((await t.runJobs()).webhooks.failed).toBe(1);
+      expect((await t.runJobs()).webhooks.claimed).toBe(0);
+      answer = 204;
+      await t.advance('1s');
+      expect((await t.runJobs()).webhooks.delivered).toBe(1);
+      expect(t.deliveries.map((d) => d.status)).toEqual([500, 204]);
+      expect(t.deliveries[0]!.headers['x-webhook-delivery-id']).toBe(t.deliveries[1]!.headers['x-webhook-delivery-id']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('now, onResponse, seed: false, rate limits on request', async () => {
+    const seen: string[] = [];
+    const t = await createTestApi({ now: '2030-01-02T03:04:05.000Z', seed: false, rateLimits: true, onResponse: (m, url, r) => void seen.push(`${m} ${url} ${r.status}`) });
+    try {
+      expect(t.clock.now()).toBe(Date.parse('2030-01-02T03:04:05.000Z'));
+      expect(() => t.a).toThrow(/seed: false/);
+      const ws = await t.workspace({ members: [] });
+      expect(ws.name).toBe('Workspace 1');
+      const r = await t.as(ws.owner).get('/members', { query: { limit: 1 } });
+      expect(r.status).toBe(200);
+      // The limiter is on: its headers are on the answer.
+      expect(Object.keys(r.headers).some((h) => h.startsWith('x-ratelimit') || h === 'ratelimit' || h === 'ratelimit-policy')).toBe(true);
+      expect(seen).toEqual(['GET /api/v3/members?limit=1 200']);
+    } finally {
+      await t.close();
+    }
+    const off = await createTestApi();
+    try {
+      const r = await off.as(off.a.owner).get('/members');
+      expect(Object.keys(r.headers).some((h) => h.startsWith('x-ratelimit') || h === 'ratelimit' || h === 'ratelimit-policy')).toBe(false);
+    } finally {
+      await off.close();
+    }
+  });
+
+  it('POST /webhooks/{id}/test is captured (and answers 503 with webhookTestRoute: false)', async () => {
+    const t = await createTestApi();
+    const off = await createTestApi({ webhookTestRoute: false });
+    try {
+      const h = (await t.as(t.a.owner).post('/webhooks', { url: 'https://receiver.example.com/t', events: ['task.*'] })).body;
+      const r = await t.as(t.a.owner).post(`/webhooks/${h.id}/test`);
+      expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
+      expect(t.deliveries).toHaveLength(1);
+      expect(t.deliveries[0]!.url).toBe('https://receiver.example.com/t');
+      const h2 = (await off.as(off.a.owner).post('/webhooks', { url: 'https://receiver.example.com/t', events: ['task.*'] })).body;
+      expect((await off.as(off.a.owner).post(`/webhooks/${h2.id}/test`)).status).toBe(503);
+    } finally {
+      await t.close();
+      await off.close();
+    }
+  });
+
+  it('parseDuration reads ms and unit text and refuses the rest', () => {
+    expect(parseDuration(1500)).toBe(1500);
+    expect(parseDuration('2h')).toBe(7_200_000);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(parseDuration('31d')).toBe(31 * DAY);
+    expect(parseDuration('250ms')).toBe(250);
+    expect(() => parseDuration('2 hours')).toThrow(/cannot read the duration/);
+    expect(() => parseDuration('')).toThrow(/cannot read the duration/);
+    expect(() => parseDuration(-1)).toThrow(RangeError);
+  });
+});
