@@ -40,6 +40,9 @@ import { createLegacyRateLimiter, type LegacyRateLimiter } from './limits/legacy
 import { LEGACY_PREFIX, legacyErrorBody, legacyHeaders } from './presenters/legacy';
 import { validateOptions } from './options';
 import { observeRequest } from './http/observe';
+import { mountOf } from './http/mount';
+import { errorIndexHtml, errorIndexMarkdown, errorReferenceHtml, errorReferenceMarkdown, versioningHtml, versioningMarkdown } from './errors/reference';
+import { isErrorCode } from './errors/codes';
 import { pingStore } from './sql/queries/health';
 
 /**
@@ -70,7 +73,14 @@ export interface PmapiOptions {
   secret?: string | Uint8Array;
   /** Mount point of v3 (default `/api/v3`). */
   basePath?: string;
-  /** Base of problem `docsUrl` links (default `https://pmapi.dev/docs`). */
+  /**
+   * Base of problem `docsUrl` links (`{docsBaseUrl}/errors/{code}`) and of the legacy
+   * `Link` to `{docsBaseUrl}/versioning`. Default: the API's own reference pages,
+   * which `handle` serves at `{basePath}/errors/{code}` and `{basePath}/versioning`,
+   * as a path from the request's mount (`/api/v3`, `/pm/api/v3` under a `/pm` mount).
+   * Set an absolute URL to point clients elsewhere (your docs site, or the API's
+   * public URL: `https://app.example.com/pm/api/v3`).
+   */
   docsBaseUrl?: string;
   /** Labels every new workspace gets as locked system defaults. */
   defaultLabels?: readonly string[];
@@ -159,7 +169,7 @@ export interface Pmapi {
   /** Every role permission name. */
   permissions: readonly string[];
   /** A problem response for failures a front end detects itself (oversized body, …). */
-  problem(code: ErrorCode, detail: string, url: string, extras?: Record<string, unknown>): HttpResponse;
+  problem(code: ErrorCode, detail: string, url: string, extras?: Record<string, unknown>, mount?: string): HttpResponse;
   registry: Registry;
   store: SqlStore;
   clock: Clock;
@@ -198,7 +208,9 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     ...(o.webhooks?.allowLoopback ? { allowLoopback: true } : {}),
     publish: (principal, events, now) => o.store.transaction((trx) => engine.flushEvents(trx, principal, events, now)),
   });
-  const docsBaseUrl = o.docsBaseUrl ?? 'https://pmapi.dev/docs';
+  const base = basePath.replace(/\/$/, '');
+  // The reference pages: the host's (docsBaseUrl) or the API's own, under the mount the request came through.
+  const docsBase = o.docsBaseUrl !== undefined ? ((url: string) => () => url)(o.docsBaseUrl.replace(/\/+$/, '')) : (req: Pick<HttpRequest, 'mount'>) => `${mountOf(req)}${base}`;
   const catalog = permissionCatalog(registry);
   const builtin = new Map<string, ReadonlySet<string>>();
   const permissionsOf: PermissionResolver = (role) => {
@@ -218,7 +230,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     : o.rateLimiter || undefined;
   const v3Handle = createHandler(engine, {
     basePath,
-    docsBaseUrl,
+    docsBase,
     routes: customRoutes,
     permissionsOf,
     extraPermissions,
@@ -231,7 +243,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     ? (o.rateLimiter === false ? undefined : createLegacyRateLimiter(o.store.dialect.capabilities.multiProcess ? { store: 'database', sqlStore: o.store } : { store: 'memory' }))
     : o.legacyRateLimiter || undefined;
   const legacyHandle = createLegacyHandler(engine, {
-    docsBaseUrl,
+    docsBase,
     permissionsOf,
     extraPermissions,
     ...(legacyLimiter ? { legacyLimiter } : {}),
@@ -289,9 +301,10 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   const system: Principal = {
     teamId: '', memberId: '', userId: '', memberName: 'system', role: 'system', roleId: '', permissions: new Set(), tokenId: '', scopes: new Set(), actorId: null,
   };
-  const renderProblem = (code: ErrorCode, detail: string, url: string, extras: Record<string, unknown> = {}): HttpResponse => {
+  const renderProblem = (code: ErrorCode, detail: string, url: string, extras: Record<string, unknown> = {}, mount?: string): HttpResponse => {
     const err = new ProblemError(code, detail, extras);
     const requestId = ids.uuid();
+    const docsBaseUrl = docsBase({ ...(mount !== undefined ? { mount } : {}) });
     // On the legacy surface every error is `{message, code}` with its three headers (spec "Errors", "Versioning").
     if (isLegacy(url)) {
       return {
@@ -300,7 +313,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
         body: JSON.stringify(legacyErrorBody(err.status, detail)),
       };
     }
-    const instance = url.split('?')[0]!;
+    const instance = `${mountOf({ ...(mount !== undefined ? { mount } : {}) })}${url.split('?')[0]!}`;
     return {
       status: err.status,
       headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId },
@@ -310,11 +323,35 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   // Signed blob links (files) live under the v3 base path; everything else is the v3 API.
   const blobPrefix = `${files.mount}/`;
   // Health/readiness (issue 16): GET {basePath}/health, no authentication, one round trip to the store.
-  const healthPath = `${basePath.replace(/\/$/, '')}/health`;
+  const healthPath = `${base}/health`;
+  // The reference pages problem `docsUrl`s and the legacy `Link` point at by default (issue 17): no authentication.
+  const errorsPath = `${base}/errors`;
+  const versioningPath = `${base}/versioning`;
+  const docsPage = (req: HttpRequest, path: string): HttpResponse => {
+    const method = req.method.toUpperCase();
+    if (method !== 'GET' && method !== 'HEAD') {
+      const r = renderProblem('method_not_allowed', `${method} is not allowed here`, req.url, { allowed: ['GET', 'HEAD'] }, req.mount);
+      return { ...r, headers: { ...r.headers, allow: 'GET, HEAD' } };
+    }
+    const code = path === errorsPath || path === versioningPath ? undefined : decodeURIComponent(path.slice(errorsPath.length + 1));
+    if (code !== undefined && !isErrorCode(code)) return renderProblem('route_not_found', `No error code '${code.slice(0, 100)}'`, req.url, {}, req.mount);
+    // HTML for browsers; the same entry as Markdown (docs/errors/{code}.md) to a client that asks for it.
+    const accept = String(req.headers.accept ?? '');
+    const markdown = /\btext\/markdown\b/i.test(accept) && !/\btext\/html\b/i.test(accept);
+    const body = path === versioningPath
+      ? (markdown ? versioningMarkdown() : versioningHtml())
+      : code === undefined ? (markdown ? errorIndexMarkdown() : errorIndexHtml()) : markdown ? errorReferenceMarkdown(code) : errorReferenceHtml(code);
+    return {
+      status: 200,
+      headers: { 'content-type': markdown ? 'text/markdown; charset=utf-8' : 'text/html; charset=utf-8', 'cache-control': 'public, max-age=3600', vary: 'accept' },
+      ...(method === 'HEAD' ? {} : { body }),
+    };
+  };
+  const isDocsPath = (path: string) => path === errorsPath || path === versioningPath || (path.startsWith(`${errorsPath}/`) && !path.slice(errorsPath.length + 1).includes('/'));
   const health = async (req: HttpRequest): Promise<HttpResponse> => {
     const method = req.method.toUpperCase();
     if (method !== 'GET' && method !== 'HEAD') {
-      const r = renderProblem('method_not_allowed', `${method} is not allowed here`, req.url, { allowed: ['GET', 'HEAD'] });
+      const r = renderProblem('method_not_allowed', `${method} is not allowed here`, req.url, { allowed: ['GET', 'HEAD'] }, req.mount);
       return { ...r, headers: { ...r.headers, allow: 'GET, HEAD' } };
     }
     let ok = true;
@@ -330,23 +367,34 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     const q = req.url.indexOf('?');
     const path = q === -1 ? req.url : req.url.slice(0, q);
     if (path === healthPath) return health(req);
+    if (isDocsPath(path)) {
+      try {
+        return docsPage(req, path);
+      } catch {
+        return renderProblem('route_not_found', 'No such page', req.url, {}, req.mount);
+      }
+    }
     if (apiHostToken && path === apiTokenPath) return apiHostToken(req);
     if (isLegacyPath(path)) return legacyHandle(req);
     if (!req.url.startsWith(blobPrefix)) return v3Handle(req);
     try {
-      return await serveBlob(req, files, clock, o.store.db, (code, detail, extras) => renderProblem(code, detail, req.url, extras));
+      return await serveBlob(req, files, clock, o.store.db, (code, detail, extras) => renderProblem(code, detail, req.url, extras, req.mount));
     } catch (err) {
       (o.onError ?? ((e) => console.error('pmapi: unexpected error', e)))(err, req);
-      return renderProblem('internal_error', errorCodes.internal_error.title, req.url);
+      return renderProblem('internal_error', errorCodes.internal_error.title, req.url, {}, req.mount);
     }
   };
   const onRequest = o.onRequest;
-  const handle = !onRequest ? route : async (req: HttpRequest): Promise<HttpResponse> => {
+  /**
+   * The per-request hook around a handler: one event per answered request, for every surface the front ends
+   * serve (v3, legacy v1.0, health, blob links, reference pages, the API-host token endpoint and, through
+   * `oauth.handle`, the OAuth server).
+   */
+  const observed = (inner: (req: HttpRequest) => Promise<HttpResponse>, fixedRoute: (path: string) => string | undefined) => !onRequest ? inner : async (req: HttpRequest): Promise<HttpResponse> => {
     const started = performance.now();
     const note = observeRequest(req);
-    const res = await route(req);
-    const path = req.url.split('?')[0]!;
-    const fixed = path === healthPath ? healthPath : path === apiTokenPath && apiHostToken ? apiTokenPath : path.startsWith(blobPrefix) && !isLegacyPath(path) ? `${files.mount}/{key}` : undefined;
+    const res = await inner(req);
+    const fixed = fixedRoute(req.url.split('?')[0]!);
     try {
       onRequest({
         method: req.method.toUpperCase(),
@@ -361,6 +409,17 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     }
     return res;
   };
+  const handle = observed(route, (path) => {
+    if (path === healthPath || path === errorsPath || path === versioningPath) return path;
+    if (isDocsPath(path)) return `${errorsPath}/{code}`;
+    if (path === apiTokenPath && apiHostToken) return apiTokenPath;
+    return path.startsWith(blobPrefix) && !isLegacyPath(path) ? `${files.mount}/{key}` : undefined;
+  });
+  // The OAuth server's paths are a fixed set (discovery, authorize, token): the path is the route.
+  if (oauth) {
+    const server = oauth;
+    oauth = { ...server, handle: observed((req) => server.handle(req), (path) => (server.owns(path) ? path : undefined)) };
+  }
   return {
     handle,
     ...(oauth ? { oauth } : {}),

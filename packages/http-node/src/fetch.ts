@@ -16,6 +16,14 @@ export interface FetchHandlerOptions {
   clientIp?: (req: Request, given: string | undefined) => string | undefined;
   /** Cross-origin access for browser callers (default off), as `toNodeHandler`'s. */
   cors?: CorsOptions;
+  /**
+   * The path prefix the API is served under, as clients see it (`/pm`; default none). A request path that
+   * starts with it has it taken off before matching (Hono `app.all('/pm/*', …)`); one a framework already
+   * took it off (Hono `app.mount('/pm', pm)`) is matched as it is. Paths the API writes back (problem
+   * `instance`, `Link` headers, the default `docsUrl`) start with it. The OAuth server's paths follow its
+   * issuer URL, which includes the prefix.
+   */
+  mount?: string;
 }
 
 const LEGACY_BASE = '/api/v1.0';
@@ -70,11 +78,17 @@ export function toFetchHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<
   const bodyLimit = o.bodyLimit ?? 4 * 1024 * 1024;
   const uploadLimit = o.uploadLimit ?? 64 * 1024 * 1024;
   const cors = createCors(o.cors);
+  const mount = (o.mount ?? '').replace(/\/+$/, '');
+  if (mount && !mount.startsWith('/')) throw new Error(`toFetchHandler: mount must start with "/" (got '${o.mount}')`);
+  const under = (p: string, prefix: string) => p === prefix || p.startsWith(`${prefix}/`);
   return async function pmapiFetch(request: Request, info?: { remoteAddress?: string }): Promise<Response> {
     const method = request.method.toUpperCase();
     const u = new URL(request.url);
-    const url = `${u.pathname}${u.search}`;
-    const path = u.pathname;
+    // Inside the mount: the prefix taken off (unless the framework did already); the full path for the OAuth server.
+    const prefixed = mount !== '' && under(u.pathname, mount);
+    const path = prefixed ? u.pathname.slice(mount.length) || '/' : u.pathname;
+    const fullPath = `${mount}${path}`;
+    const url = `${path}${u.search}`;
     const headers: Record<string, string> = {};
     request.headers.forEach((v, k) => {
       headers[k] = v;
@@ -84,20 +98,21 @@ export function toFetchHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<
     try {
       const preflight = cors?.preflight(method, headers);
       if (preflight) return toResponse(preflight, method);
-      const oauth = api.oauth?.owns(path) ? api.oauth : undefined;
+      const oauth = api.oauth?.owns(fullPath) ? api.oauth : undefined;
       const legacy = path === LEGACY_BASE || path.startsWith(`${LEGACY_BASE}/`);
       const limit = method === 'PUT' && !legacy ? uploadLimit : bodyLimit;
       const declared = Number(headers['content-length'] ?? 0);
-      const tooLarge = () => reply(api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit }));
+      const tooLarge = () => reply(api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit }, mount));
       if (declared > limit) return tooLarge();
       const body = await readBody(request, limit);
       if (body === false) return tooLarge();
       const remoteAddress = o.clientIp ? o.clientIp(request, info?.remoteAddress) : info?.remoteAddress;
-      const req: HttpRequest = { method, url, headers, ...(body ? { body } : {}), ...(remoteAddress ? { remoteAddress } : {}) };
+      // The OAuth server gets the full path (its issuer's); the API the path inside the mount, and the mount.
+      const req: HttpRequest = { method, url: oauth ? `${fullPath}${u.search}` : url, headers, ...(body ? { body } : {}), ...(remoteAddress ? { remoteAddress } : {}), ...(mount && !oauth ? { mount } : {}) };
       return reply(await (oauth ? oauth.handle(req) : api.handle(req)));
     } catch (err) {
       console.error('pmapi fetch handler: unhandled error', err);
-      return reply(api.problem('internal_error', 'Internal error', url));
+      return reply(api.problem('internal_error', 'Internal error', url, {}, mount));
     }
   };
 }

@@ -148,6 +148,9 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     const oauth = api.oauth?.owns(fullPath) ? api.oauth : undefined;
     const url = oauth ? full : serves(inner.split('?')[0]!) || !serves(fullPath) ? inner : full;
     const path = url.split('?')[0]!;
+    // The prefix the host took off (`/pm`), as the client sees it: the core writes paths back with it
+    // (problem instance, Link headers, docsUrl). None when the full URL is handed on.
+    const mount = url === full || !fullPath.endsWith(path) ? '' : fullPath.slice(0, fullPath.length - path.length);
     // The frozen legacy v1.0 surface, which `api.handle` serves at /api/v1.0 (issue 15).
     const legacy = !oauth && under(path, LEGACY_BASE);
     // PUT is a blob upload (the upload limit), except on the legacy surface, where it is an update.
@@ -194,7 +197,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
       req.on('end', () => clearTimeout(drainTimer));
       req.resume();
     };
-    const tooLarge = () => answerEarly(api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit }));
+    const tooLarge = () => answerEarly(api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit }, mount));
 
     // Two Authorization headers are refused, never resolved by using the first (Node keeps only the first in
     // req.headers). The core refuses an array too; answering here does not depend on it.
@@ -205,7 +208,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     let bodyTimer: NodeJS.Timeout | undefined;
     // (The OAuth endpoints answer any Authorization header themselves, in RFC 6749's error shape.)
     if (!form && authorization && authorization.length > 1) {
-      const out = api.problem('unauthorized', 'Send exactly one Authorization header', url);
+      const out = api.problem('unauthorized', 'Send exactly one Authorization header', url, {}, mount);
       answerEarly({ ...out, headers: { ...out.headers, 'www-authenticate': 'Bearer' } });
       return;
     }
@@ -214,12 +217,12 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
       return;
     }
     const dispatch = (body: Buffer | undefined) => {
-      const request: HttpRequest = { method: req.method ?? 'GET', url, headers, body, remoteAddress: clientAddress(req, o.trustProxy) };
+      const request: HttpRequest = { method: req.method ?? 'GET', url, headers, body, remoteAddress: clientAddress(req, o.trustProxy), ...(mount ? { mount } : {}) };
       (oauth ? oauth.handle(request) : api.handle(request)).then(
         (out) => reply(out),
         (err) => {
           console.error('pmapi http-node: unhandled error', err);
-          reply(api.problem('internal_error', 'Internal error', url));
+          reply(api.problem('internal_error', 'Internal error', url, {}, mount));
         },
       );
     };
@@ -245,7 +248,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
       chunks.length = 0;
       // A client that trickles bytes is not waited for: answer, then close once the answer is out.
       answered = true;
-      const out = api.problem('request_timeout', `The body did not arrive within ${bodyTimeout} ms`, url, { timeoutMs: bodyTimeout });
+      const out = api.problem('request_timeout', `The body did not arrive within ${bodyTimeout} ms`, url, { timeoutMs: bodyTimeout }, mount);
       reply({ ...out, headers: { ...out.headers, connection: 'close' } });
       setTimeout(() => req.socket.destroy(), 100).unref();
     }, bodyTimeout);

@@ -55,7 +55,7 @@ describe('http-node: the legacy v1.0 surface', () => {
       expect(post.status).toBe(413);
       expect(await post.json()).toEqual({ message: expect.any(String), code: 413 });
       expect(post.headers.get('sunset')).toBe('Wed, 01 Sep 2027 00:00:00 GMT');
-      expect(post.headers.get('link')).toBe('<https://pmapi.dev/docs/versioning>; rel="deprecation"');
+      expect(post.headers.get('link')).toBe('</api/v3/versioning>; rel="deprecation"');
       const put = await fetch(`${base}/api/v1.0/labels/AnyLabel1`, { method: 'PUT', headers: auth(), body: JSON.stringify({ name: 'x'.repeat(2000) }) });
       expect(put.status).toBe(413);
       expect(await put.json()).toEqual({ message: expect.any(String), code: 413 });

@@ -16,7 +16,7 @@ const ISSUER = 'https://auth.alpha.test';
 const APP = 'https://legacy-app.example/callback';
 const MEMBER_HEADER = 'x-test-member';
 const SUNSET = 'Wed, 01 Sep 2027 00:00:00 GMT';
-const LINK = '<https://pmapi.dev/docs/versioning>; rel="deprecation"';
+const LINK = '</api/v3/versioning>; rel="deprecation"';
 
 /** What the plugged-in test limiter does next: nothing, refuse (429), or fail unexpectedly (500). */
 type LimiterMode = 'pass' | 'refuse' | 'crash';

@@ -37,7 +37,8 @@ function expectProblemShape(r: Reply, instance: string): void {
   expect(b.requestId).toBeTypeOf('string');
   expect(b.requestId.length).toBeGreaterThan(0);
   expect(hdr(r, 'x-request-id')).toBe(b.requestId);
-  expect(b.docsUrl).toBe(`https://pmapi.dev/docs/errors/${b.code}`);
+  // Default docsBaseUrl: the API's own reference pages, a path from the mount (issue 17).
+  expect(b.docsUrl).toBe(`/api/v3/errors/${b.code}`);
 }
 
 function expectFieldErrors(r: Reply): Array<{ field: string; code: string; message: string }> {

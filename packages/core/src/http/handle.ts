@@ -14,10 +14,12 @@ import { parseListQuery, parseReadQuery, type ReadPlan } from '../query/parse';
 import { parseJsonBody, OversizedArray } from './body';
 import { v3, type Outcome } from '../presenters/v3';
 import { noteRequest } from './observe';
+import { mountOf } from './mount';
 
 export interface HandlerOptions {
   basePath: string;
-  docsBaseUrl: string;
+  /** Base of a request's problem `docsUrl` links (`{base}/errors/{code}`); per request, since the default follows the mount. */
+  docsBase: (req: HttpRequest) => string;
   /** Called with unexpected errors (they answer 500 without details). */
   onError: (err: unknown, req: HttpRequest) => void;
   /** Routes beyond the standard operations, matched first. */
@@ -140,15 +142,14 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
   const prefix = o.basePath.replace(/\/$/, '');
   const matchCustom = compileRoutes(o.routes);
 
-  function problem(err: ProblemError, instance: string, requestId: string, extraHeaders: Record<string, string> = {}): HttpResponse {
-    return {
+  return async function handle(req: HttpRequest): Promise<HttpResponse> {
+    // Paths written back (instance, Link) are the client's: the host's mount prefix first.
+    const mount = mountOf(req);
+    const problem = (err: ProblemError, instance: string, requestId: string, extraHeaders: Record<string, string> = {}): HttpResponse => ({
       status: err.status,
       headers: { ...JSON_HEADERS, 'x-request-id': requestId, ...extraHeaders, ...err.headers },
-      body: JSON.stringify(problemBody(err, { instance, requestId, docsBaseUrl: o.docsBaseUrl })),
-    };
-  }
-
-  return async function handle(req: HttpRequest): Promise<HttpResponse> {
+      body: JSON.stringify(problemBody(err, { instance: `${mount}${instance}`, requestId, docsBaseUrl: o.docsBase(req) })),
+    });
     const given = header(req, 'x-request-id');
     const requestId = given && /^[\x21-\x7e]{1,128}$/.test(given) ? given : engine.config.ids.uuid();
     // Work on the URL is bounded: Node's own request line limit is 16 KiB, and in-process callers get the same.
@@ -196,7 +197,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
         if (current) {
           res = registry.byPath.get(current)!;
           extra.deprecation = 'true';
-          extra.link = `<${prefix}/${current}>; rel="successor-version"`;
+          extra.link = `<${mount}${prefix}/${current}>; rel="successor-version"`;
         }
       }
       if (!res) {

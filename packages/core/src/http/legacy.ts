@@ -11,6 +11,7 @@ import { runMutation } from '../services/mutation';
 import type { HttpRequest, HttpResponse } from './types';
 import { parseListQuery, type ReadPlan } from '../query/parse';
 import { parseJsonBody, OversizedArray } from './body';
+import { noteRequest } from './observe';
 import type { Outcome } from '../presenters/v3';
 import {
   LEGACY_PREFIX, appOf, appScopes, labelOf, legacyErrorBody, legacyHeaders, legacyRecord, legacyWrite, subteamOf, type LegacyReadSegment,
@@ -40,7 +41,8 @@ export interface LegacyRateLimiter {
 }
 
 export interface LegacyHandlerOptions {
-  docsBaseUrl: string;
+  /** Base of the versioning page the `Link` header names (`{base}/versioning`); per request, since the default follows the mount. */
+  docsBase: (req: HttpRequest) => string;
   onError: (err: unknown, req: HttpRequest) => void;
   permissionsOf: PermissionResolver;
   extraPermissions: ExtraPermissions;
@@ -297,7 +299,6 @@ function legacyMessage(err: ProblemError, segs: readonly string[]): string {
 export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (req: HttpRequest) => Promise<HttpResponse> {
   const { registry } = engine.config;
   const store = engine.store;
-  const common = legacyHeaders(o.docsBaseUrl);
   const portfolios = registry.byPath.get('portfolios')!;
   const labels = registry.byPath.get('labels')!;
   const holdsMacro = macroHolder(registry);
@@ -580,6 +581,7 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
     const given = header(req, 'x-request-id');
     const requestId = given && /^[\x21-\x7e]{1,128}$/.test(given) ? given : engine.config.ids.uuid();
     const extra: Record<string, string> = {};
+    const common = legacyHeaders(o.docsBase(req));
     const answer = (status: number, body: unknown, headers: Record<string, string> = {}): HttpResponse => ({
       status, headers: { ...JSON_HEADERS, 'x-request-id': requestId, ...extra, ...headers, ...common }, body: JSON.stringify(body),
     });
@@ -617,6 +619,7 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
       const now = engine.config.clock.now();
       const principal = await authenticate(store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf);
       principal.clientIp = o.clientIp ? o.clientIp(req) : req.remoteAddress;
+      noteRequest(req, { workspace: principal.teamId });
       // The legacy rate limiter's call site (spec "Limits", legacy table): per token and per IP, both must pass.
       if (o.legacyLimiter) {
         const h = await o.legacyLimiter.check({ tokenId: principal.tokenId, method, path: `/${segs.join('/')}`, clientIp: principal.clientIp, now });
@@ -635,6 +638,7 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
       if (!m) throw new ProblemError('route_not_found', `No route ${method} ${LEGACY_PREFIX}/${clip(segs.join('/'), 200)}`);
       if ('allowed' in m) throw new ProblemError('method_not_allowed', `${method} is not allowed here`, {}, { allow: m.allowed.join(', ') });
       const { route: r, params } = m;
+      noteRequest(req, { route: `${LEGACY_PREFIX}/${r.path}` });
       // Role permissions, as the v3 operation behind the route asks them.
       if (r.role) {
         const { resource, action } = r.role;

@@ -8,6 +8,14 @@ export interface HttpRequest {
   /** The raw body, if any. */
   body?: Uint8Array | string;
   remoteAddress?: string;
+  /**
+   * The path prefix the host mounted pmapi under, as clients see it (`/pm`),
+   * when the front end took it off `url` (Express `app.use('/pm', …)`:
+   * http-node's front ends set it). Paths the API writes back — a problem's
+   * `instance`, the `Link` headers, the default `docsUrl` — start with it.
+   * Absent: none.
+   */
+  mount?: string;
 }
 
 /** What the core answers. */
