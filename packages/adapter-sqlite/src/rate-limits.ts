@@ -1,6 +1,14 @@
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
 import { verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
+import { checkTablePrefix, tableNames } from './table-prefix';
+
+export interface SqliteRateLimitStoreOptions {
+  /** How long a statement waits for another process's lock, ms (default 5000). */
+  busyTimeoutMs?: number;
+  /** Prefix of the counters' tables (`<prefix>rate_counters`, `<prefix>rate_blocks`): the store's `tablePrefix`. */
+  tablePrefix?: string;
+}
 
 /**
  * Shared rate-limit counters for SQLite (`createRateLimiter({ store: 'database' })`),
@@ -24,9 +32,15 @@ import { verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitSto
  * Semantics are those of the generic store (limits/sql.ts): one statement per
  * admitted request, an atomic count in every bucket unless a key is blocked,
  * refused requests count nowhere, a block is never shortened or extended.
+ * With a table prefix the file may be shared with others (the host's file):
+ * the tables carry the prefix, and a damaged file holding anything else is
+ * refused (an error), never deleted.
  */
-export function sqliteRateLimitStore(filename: string, o: { busyTimeoutMs?: number } = {}): RateLimitStore & { close(): void } {
-  const db = openCounters(filename, o.busyTimeoutMs ?? 5000);
+export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOptions = {}): RateLimitStore & { close(): void } {
+  const names = tableNames(checkTablePrefix(o.tablePrefix));
+  const counters = names.stored('rate_counters');
+  const blocks = names.stored('rate_blocks');
+  const db = openCounters(filename, o.busyTimeoutMs ?? 5000, [counters, blocks], names.prefix !== '');
   const counting = new Map<number, Database.Statement>();
   /** Count in every bucket unless one is blocked; each key's new count and its previous window's. */
   const countStatement = (n: number): Database.Statement => {
@@ -35,25 +49,25 @@ export function sqliteRateLimitStore(filename: string, o: { busyTimeoutMs?: numb
       const rows = Array.from({ length: n }, () => 'select ? as key, ? as ws').join(' union all ');
       const keys = Array.from({ length: n }, () => '?').join(', ');
       const prev = Array.from({ length: n }, () => 'when ? then ?').join(' ');
-      st = db.prepare(`insert into rate_counters (key, window_start, count)
+      st = db.prepare(`insert into ${counters} (key, window_start, count)
         select v.key, v.ws, 1 from (${rows}) as v
-        where not exists (select 1 from rate_blocks as b where b.key in (${keys}) and b.until > ?)
+        where not exists (select 1 from ${blocks} as b where b.key in (${keys}) and b.until > ?)
         on conflict (key, window_start) do update set count = count + 1
         returning key, count,
-          coalesce((select p.count from rate_counters as p where p.key = rate_counters.key and p.window_start = case rate_counters.key ${prev} end), 0) as previous`);
+          coalesce((select p.count from ${counters} as p where p.key = ${counters}.key and p.window_start = case ${counters}.key ${prev} end), 0) as previous`);
       counting.set(n, st);
     }
     return st;
   };
   const activeBlock = (keys: readonly string[], now: number): number => {
-    const st = db.prepare(`select max(until) as until from rate_blocks where key in (${keys.map(() => '?').join(', ')}) and until > ?`);
+    const st = db.prepare(`select max(until) as until from ${blocks} where key in (${keys.map(() => '?').join(', ')}) and until > ?`);
     return Number((st.get(...keys, now) as { until: number | null }).until ?? 0);
   };
-  const forget = db.prepare('delete from rate_counters where key = ? and window_start < ?');
-  const takeBack = db.prepare('update rate_counters set count = count - 1 where key = ? and window_start = ?');
-  const block = db.prepare('insert into rate_blocks (key, until) values (?, ?) on conflict (key) do update set until = excluded.until where rate_blocks.until <= ?');
-  const sweepCounters = db.prepare('delete from rate_counters where window_start < ?');
-  const sweepBlocks = db.prepare('delete from rate_blocks where until <= ?');
+  const forget = db.prepare(`delete from ${counters} where key = ? and window_start < ?`);
+  const takeBack = db.prepare(`update ${counters} set count = count - 1 where key = ? and window_start = ?`);
+  const block = db.prepare(`insert into ${blocks} (key, until) values (?, ?) on conflict (key) do update set until = excluded.until where ${blocks}.until <= ?`);
+  const sweepCounters = db.prepare(`delete from ${counters} where window_start < ?`);
+  const sweepBlocks = db.prepare(`delete from ${blocks} where until <= ?`);
   const refuse = db.transaction((keys: ReadonlyArray<{ key: string; start: number }>, tripped: ReadonlyArray<{ key: string; until: number }>, now: number) => {
     for (const k of keys) takeBack.run(k.key, k.start);
     for (const t of tripped) block.run(t.key, t.until, now);
@@ -89,27 +103,45 @@ export function sqliteRateLimitStore(filename: string, o: { busyTimeoutMs?: numb
   };
 }
 
-const SCHEMA = `
-  create table if not exists rate_counters (key text not null, window_start integer not null, count integer not null, primary key (key, window_start)) without rowid;
-  create table if not exists rate_blocks (key text not null primary key, until integer not null) without rowid;`;
+/** The counters' tables, named `counters` and `blocks`. */
+const schema = (counters: string, blocks: string) => `
+  create table if not exists ${counters} (key text not null, window_start integer not null, count integer not null, primary key (key, window_start)) without rowid;
+  create table if not exists ${blocks} (key text not null primary key, until integer not null) without rowid;`;
 
-function openCounters(filename: string, busyTimeoutMs: number): Database.Database {
+/**
+ * Open the counters file, starting it afresh when it no longer reads back
+ * after a crash (counters are disposable) — but only when all it holds is
+ * counters: a damaged file with other tables in it (a host's file shared
+ * through a table prefix) is refused with an error instead. A file whose
+ * catalogue cannot be read at all is deleted only without a prefix (then it
+ * is pmapi's alone).
+ */
+function openCounters(filename: string, busyTimeoutMs: number, tables: [counters: string, blocks: string], prefixed: boolean): Database.Database {
   const open = (): Database.Database => {
     const db = new Database(filename);
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     if (filename !== ':memory:') db.pragma('journal_mode = WAL');
     db.pragma('synchronous = OFF');
-    db.exec(SCHEMA);
+    db.exec(schema(...tables));
     return db;
   };
   if (filename === ':memory:') return open();
+  let onlyCounters = !prefixed;
   try {
     const db = open();
-    if ((db.pragma('quick_check', { simple: true }) as string) === 'ok') return db;
+    try {
+      if ((db.pragma('quick_check', { simple: true }) as string) === 'ok') return db;
+      const ours = new Set(tables.map((t) => t.toLowerCase()));
+      const objects = db.prepare("select type, name, tbl_name from sqlite_master").all() as Array<{ type: string; name: string; tbl_name: string }>;
+      onlyCounters = objects.every((x) => ours.has(x.tbl_name.toLowerCase()));
+    } catch {
+      // The catalogue does not read back either.
+    }
     db.close();
   } catch {
-    // Unreadable after a crash: counters are disposable.
+    // Unreadable after a crash.
   }
+  if (!onlyCounters) throw new Error(`pmapi: the rate-limit counters file '${filename}' is damaged and holds more than pmapi's counters; it was left as it is (repair or remove it, or set rateLimitFile)`);
   for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(filename + suffix, { force: true });
   return open();
 }
