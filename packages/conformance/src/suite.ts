@@ -38,6 +38,7 @@ import { routeTableSuite } from './suites/route-table';
 import { accessReviewSuite } from './suites/access-review';
 import { webhooksSuite } from './suites/webhooks';
 import { oauthSuite } from './suites/oauth';
+import { oauthHostSuite } from './suites/oauth-host';
 import { registrySuite } from './suites/registry-generated';
 import { fastPathSuite } from './suites/fast-path';
 import { projectOperationsSuite } from './suites/resources/project-operations';
@@ -100,6 +101,7 @@ export function runConformance(factory: StoreFactory): void {
   accessReviewSuite(factory);
   webhooksSuite(factory);
   oauthSuite(factory);
+  oauthHostSuite(factory);
   registrySuite(factory);
   fastPathSuite(factory);
   projectOperationsSuite(factory);

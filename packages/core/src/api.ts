@@ -268,9 +268,11 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
       grants: { d: o.store.dialect, ids, registry, permissionsOf },
       key: createHmac('sha256', cursorSecret ?? randomBytes(32)).update('pmapi oauth consent csrf').digest(),
       loopbackAnyPort: oo.loopbackAnyPort ?? false,
-      currentMember: async (req) => oo.currentMember(req),
-      signInUrl: (returnTo) => oo.signInUrl(returnTo),
-      ...(oo.renderConsent ? { renderConsent: (v) => oo.renderConsent!(v) } : {}),
+      // The hooks see the host framework's own request (Express's req, the fetch Request) as their second argument.
+      currentMember: async (req) => oo.currentMember(req, req.hostRequest),
+      signInUrl: (returnTo, req) => oo.signInUrl(returnTo, req.hostRequest),
+      ...(oo.renderConsent ? { renderConsent: async (v, req) => oo.renderConsent!(v, req.hostRequest) } : {}),
+      onError: o.onError ?? ((err) => console.error('pmapi: unexpected error', err)),
       ...(oo.tokenRateLimit === false ? {} : {
         tokenLimit: oo.tokenRateLimit ?? (o.store.dialect.capabilities.multiProcess ? sqlRateLimitStore(o.store) : memoryRateLimitStore()),
       }),

@@ -107,8 +107,9 @@ export function toFetchHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<
       const body = await readBody(request, limit);
       if (body === false) return tooLarge();
       const remoteAddress = o.clientIp ? o.clientIp(request, info?.remoteAddress) : info?.remoteAddress;
+      // hostRequest: the fetch Request itself, for the embedding application's hooks (oauth.currentMember).
       // The OAuth server gets the full path (its issuer's); the API the path inside the mount, and the mount.
-      const req: HttpRequest = { method, url: oauth ? `${fullPath}${u.search}` : url, headers, ...(body ? { body } : {}), ...(remoteAddress ? { remoteAddress } : {}), ...(mount && !oauth ? { mount } : {}) };
+      const req: HttpRequest = { method, url: oauth ? `${fullPath}${u.search}` : url, headers, ...(body ? { body } : {}), ...(remoteAddress ? { remoteAddress } : {}), hostRequest: request, ...(mount && !oauth ? { mount } : {}) };
       return reply(await (oauth ? oauth.handle(req) : api.handle(req)));
     } catch (err) {
       console.error('pmapi fetch handler: unhandled error', err);

@@ -217,7 +217,8 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
       return;
     }
     const dispatch = (body: Buffer | undefined) => {
-      const request: HttpRequest = { method: req.method ?? 'GET', url, headers, body, remoteAddress: clientAddress(req, o.trustProxy), ...(mount ? { mount } : {}) };
+      // hostRequest: the host's own request (Express's req, with its session), for the embedding application's hooks.
+      const request: HttpRequest = { method: req.method ?? 'GET', url, headers, body, remoteAddress: clientAddress(req, o.trustProxy), hostRequest: req, ...(mount ? { mount } : {}) };
       (oauth ? oauth.handle(request) : api.handle(request)).then(
         (out) => reply(out),
         (err) => {

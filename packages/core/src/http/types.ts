@@ -16,6 +16,15 @@ export interface HttpRequest {
    * Absent: none.
    */
   mount?: string;
+  /**
+   * The host framework's own request object, as the front end received it:
+   * Express's (or node:http's) `req` under `toNodeHandler`, the fetch
+   * `Request` under `toFetchHandler`. pmapi never reads it; it hands it to
+   * the embedding application's hooks (`oauth.currentMember`,
+   * `oauth.signInUrl`, `oauth.renderConsent`) so they see the host's own
+   * session (`req.session`, `req.user`).
+   */
+  hostRequest?: unknown;
 }
 
 /** What the core answers. */

@@ -5,10 +5,11 @@ import { findClient, redirectUriMatches, type OAuthClientRow } from './clients';
 import { clampScopes, describeScopes, parseScope } from './scopes';
 import { SCOPE_MACROS } from '../auth/scopes';
 import { issueCode } from './grants/code';
-import { memberState } from './grants/shared';
+import { memberState, type MemberState } from './grants/shared';
+import { personMemberIds } from '../sql/queries/oauth';
 import { AUTHORIZE_PATH } from './metadata';
 import { workspaceName } from '../sql/queries/workspaces';
-import { OAUTH_FORM_MAX, type ConsentView, type OAuthContext } from './context';
+import { OAUTH_FORM_MAX, type ConsentPage, type ConsentView, type ConsentWorkspace, type OAuthContext } from './context';
 
 /** How long a consent screen's CSRF token stays valid. */
 export const CONSENT_TTL_MS = 10 * 60_000;
@@ -34,6 +35,12 @@ export function escapeHtml(s: string): string {
 export function defaultConsentPage(v: ConsentView): string {
   const e = escapeHtml;
   const hidden = Object.entries(v.fields).map(([k, val]) => `<input type="hidden" name="${e(k)}" value="${e(val)}">`).join('\n      ');
+  // Several workspaces: the person picks the one the app gets (the token reaches exactly that one).
+  const choice = v.workspaces.length < 2 ? '' : `
+      <fieldset>
+        <legend>Connect ${e(v.client.name)} to</legend>
+        ${v.workspaces.map((w, i) => `<label><input type="radio" name="workspace" value="${e(w.id)}"${w.id === v.workspace.id ? ' checked' : ''} id="ws-${i}"> ${e(w.name)}</label>`).join('<br>\n        ')}
+      </fieldset>`;
   let host = v.redirectUri;
   try {
     host = new URL(v.redirectUri).host;
@@ -54,7 +61,7 @@ export function defaultConsentPage(v: ConsentView): string {
 </head>
 <body>
   <main aria-labelledby="consent-title">
-    <h1 id="consent-title">Allow <strong>${e(v.client.name)}</strong> to access <strong>${e(v.workspace.name)}</strong>?</h1>
+    <h1 id="consent-title">Allow <strong>${e(v.client.name)}</strong> to access <strong>${e(v.workspaces.length < 2 ? v.workspace.name : 'one of your workspaces')}</strong>?</h1>
     <p>You are signed in as ${e(v.member.name)}.</p>
     <h2 id="scopes-title">${e(v.client.name)} will be able to:</h2>
     <ul aria-labelledby="scopes-title">
@@ -62,7 +69,7 @@ export function defaultConsentPage(v: ConsentView): string {
     </ul>
     <p>Access follows your role: if your permissions shrink, so does the app's.</p>
     <form method="post" action="${e(v.formAction)}">
-      ${hidden}
+      ${hidden}${choice}
       <button type="submit" name="decision" value="allow">Allow</button>
       <button type="submit" name="decision" value="deny">Deny</button>
     </form>
@@ -73,7 +80,7 @@ export function defaultConsentPage(v: ConsentView): string {
 `;
 }
 
-function errorPage(error: string, description: string, status = 400): HttpResponse {
+function errorPage(error: string, description: string, status = 400, appAtFault = true): HttpResponse {
   const body = `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Authorization request refused</title></head>
@@ -82,7 +89,7 @@ function errorPage(error: string, description: string, status = 400): HttpRespon
     <h1 id="t">Authorization request refused</h1>
     <p>Error: <code data-error="${escapeHtml(error)}">${escapeHtml(error)}</code></p>
     <p>${escapeHtml(description)}</p>
-    <p>The app that sent you here is misconfigured; you were not sent back to it.</p>
+    <p>${appAtFault ? 'The app that sent you here is misconfigured; you were not sent back to it.' : 'You were not sent back to the app.'}</p>
   </main>
 </body>
 </html>
@@ -192,16 +199,19 @@ export async function handleAuthorize(ctx: OAuthContext, req: HttpRequest): Prom
   const memberId = await ctx.currentMember(req);
   if (!memberId) {
     if (method === 'POST') return errorPage('invalid_request', 'You are no longer signed in; start again from the app', 403);
-    return { status: 303, headers: { location: ctx.signInUrl(req.url), 'cache-control': 'no-store' } };
+    return { status: 303, headers: { location: ctx.signInUrl(req.url, req), 'cache-control': 'no-store' } };
   }
   const member = await memberState(ctx.store.db, ctx.grants, memberId);
   const deny = (why: string) => redirectTo(ctx, c.redirectUri, { error: 'access_denied', error_description: why, state: c.state });
   if (!member || !member.active) return deny('The signed-in member cannot approve apps');
-  if (c.client.teamId !== null && c.client.teamId !== member.teamId) return deny('This app is registered for another workspace');
-  const granted = clampScopes(ctx.registry, c.scope, member.permissions);
-  if (granted.length === 0) {
+  // The person's workspaces the app may reach (the signed-in membership and the person's other active ones).
+  const reachable = (await personMemberships(ctx, member)).filter((m) => c.client.teamId === null || c.client.teamId === m.teamId);
+  if (reachable.length === 0) return deny('This app is registered for another workspace');
+  const offered = reachable.map((m) => ({ m, granted: clampScopes(ctx.registry, c.scope, m.permissions) })).filter((o) => o.granted.length > 0);
+  if (offered.length === 0) {
     return redirectTo(ctx, c.redirectUri, { error: 'invalid_scope', error_description: "Your role grants none of the requested scope", state: c.state });
   }
+  const preferred = offered.find((o) => o.m.id === member.id) ?? offered[0]!;
   const now = ctx.clock.now();
 
   if (method === 'POST') {
@@ -211,25 +221,81 @@ export async function handleAuthorize(ctx: OAuthContext, req: HttpRequest): Prom
     const decision = params.get('decision');
     if (decision === 'deny') return deny('The member declined');
     if (decision !== 'allow') return errorPage('invalid_request', 'decision must be allow or deny');
+    // The workspace choice (a form field, so not covered by the CSRF token): one of the person's own, checked again now.
+    const chosenIds = params.getAll('workspace');
+    if (chosenIds.length > 1) return redirectTo(ctx, c.redirectUri, { error: 'invalid_request', error_description: 'workspace is repeated', state: c.state });
+    const chosen = chosenIds.length === 0 ? preferred : offered.find((o) => o.m.teamId === chosenIds[0]);
+    if (!chosen) {
+      return redirectTo(ctx, c.redirectUri, { error: 'invalid_request', error_description: 'workspace is not one the signed-in person can connect this app to', state: c.state });
+    }
     const code = await issueCode(ctx.store, ctx.grants, {
-      clientId: c.client.id, memberId, teamId: member.teamId, ceiling: granted, macros: c.scope.filter((s) => (SCOPE_MACROS as readonly string[]).includes(s)), redirectUri: c.redirectUri, codeChallenge: c.codeChallenge, now,
+      clientId: c.client.id, memberId: chosen.m.id, teamId: chosen.m.teamId, ceiling: chosen.granted, macros: c.scope.filter((s) => (SCOPE_MACROS as readonly string[]).includes(s)), redirectUri: c.redirectUri, codeChallenge: c.codeChallenge, now,
     });
     return redirectTo(ctx, c.redirectUri, { code, state: c.state });
   }
 
-  const wsName = await workspaceName(ctx.store.db, member.teamId);
+  const workspaces: ConsentWorkspace[] = [];
+  for (const o of offered) {
+    workspaces.push({ id: o.m.teamId, name: (await workspaceName(ctx.store.db, o.m.teamId)) ?? '', memberId: o.m.id, scopes: o.granted, scopeDescriptions: describeScopes(o.granted) });
+  }
+  const first = workspaces[offered.indexOf(preferred)]!;
   const fields: Record<string, string> = {};
   for (const k of PARAMS) fields[k] = params.get(k)!;
   fields.csrf_token = csrfToken(ctx, memberId, c, now + CONSENT_TTL_MS);
   const view: ConsentView = {
     client: { id: c.client.id, name: c.client.name },
-    workspace: { id: member.teamId, name: wsName ?? '' },
+    workspace: { id: first.id, name: first.name },
+    workspaces,
     member: { id: member.id, name: member.name },
-    scopes: granted,
-    scopeDescriptions: describeScopes(granted),
+    scopes: first.scopes,
+    scopeDescriptions: first.scopeDescriptions,
     redirectUri: c.redirectUri,
     formAction: `${ctx.issuer}${AUTHORIZE_PATH}`,
     fields,
   };
-  return { status: 200, headers: { ...PAGE_HEADERS }, body: (ctx.renderConsent ?? defaultConsentPage)(view) };
+  if (!ctx.renderConsent) return { status: 200, headers: { ...PAGE_HEADERS }, body: defaultConsentPage(view) };
+  let page: ConsentPage;
+  try {
+    page = await ctx.renderConsent(view, req);
+    if (typeof page !== 'string' && (typeof page !== 'object' || page === null || typeof page.body !== 'string')) {
+      throw new TypeError('pmapi oauth: renderConsent must return the HTML string or { body, headers }');
+    }
+  } catch (err) {
+    // The host's renderer failed: a plain page, nothing of the error shown; the host hears of it through onError.
+    ctx.onError?.(err, req);
+    return errorPage('server_error', 'The consent page could not be shown. Try again later.', 500, false);
+  }
+  if (typeof page === 'string') return { status: 200, headers: { ...PAGE_HEADERS }, body: page };
+  return { status: 200, headers: consentHeaders(page.headers), body: page.body };
+}
+
+/** Every active membership of the signed-in member's person, that one first, with the permissions each role grants. */
+async function personMemberships(ctx: OAuthContext, signedIn: MemberState): Promise<MemberState[]> {
+  const out: MemberState[] = [signedIn];
+  for (const id of await personMemberIds(ctx.store.db, signedIn.id)) {
+    if (id === signedIn.id) continue;
+    const m = await memberState(ctx.store.db, ctx.grants, id);
+    if (m && m.active) out.push(m);
+  }
+  return out;
+}
+
+/** Headers a host's renderer may not change: the page holds a single-use CSRF token and must not be cached or re-typed. */
+const LOCKED_HEADERS = new Set(['cache-control', 'pragma', 'content-type', 'content-length', 'location', 'transfer-encoding']);
+
+/**
+ * The consent page's headers with the host's on top (its CSP, say), except
+ * {@link LOCKED_HEADERS}; a CSP without `frame-ancestors` gets
+ * `frame-ancestors 'none'` (the consent screen is never framed: clickjacking).
+ */
+export function consentHeaders(host: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = { ...PAGE_HEADERS };
+  for (const [k, v] of Object.entries(host ?? {})) {
+    const key = k.toLowerCase();
+    if (typeof v !== 'string' || LOCKED_HEADERS.has(key) || /[\r\n]/.test(v)) continue;
+    out[key] = v;
+  }
+  const csp = out['content-security-policy']!.trim().replace(/;\s*$/, '');
+  if (!/(^|;)\s*frame-ancestors(\s|;|$)/i.test(csp)) out['content-security-policy'] = csp ? `${csp}; frame-ancestors 'none'` : "frame-ancestors 'none'";
+  return out;
 }

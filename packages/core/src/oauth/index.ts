@@ -2,12 +2,12 @@ import type { HttpRequest, HttpResponse } from '../http/types';
 import type { RateLimitStore } from '../limits/rules';
 import type { OAuthContext } from './context';
 import { handleAuthorize } from './authorize';
-import type { ConsentView } from './context';
+import type { ConsentPage, ConsentView } from './context';
 import { handleToken } from './token';
 import { AUTHORIZE_PATH, METADATA_PATH, TOKEN_PATH, metadata } from './metadata';
 
 export { defaultConsentPage, CONSENT_TTL_MS } from './authorize';
-export type { ConsentView } from './context';
+export type { ConsentView, ConsentWorkspace, ConsentPage } from './context';
 export { metadata, AUTHORIZE_PATH, TOKEN_PATH, METADATA_PATH } from './metadata';
 export { TOKEN_RATE_LIMIT, API_HOST_TOKEN_RATE_LIMITS } from './token';
 export { CODE_TTL_MS, ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_MS } from './grants/shared';
@@ -18,24 +18,36 @@ export { OAuthError } from './errors';
 
 /**
  * How the embedding application mounts the OAuth 2.1 authorization server
- * (spec "Authorization server").
+ * (spec "Authorization server"). The hooks get pmapi's request and, second,
+ * the host framework's own request (`host`): Express's `req` under
+ * `toNodeHandler`, the fetch `Request` under `toFetchHandler` — so the
+ * host's session is at hand. Type it as your framework's (`(req, host: express.Request) => …`).
  *
  * @example
  * createPmapi({ store, oauth: {
  *   issuer: 'https://auth.example.com',
- *   currentMember: (req) => sessions.memberIdOf(req.headers.cookie),
+ *   currentMember: (_req, host: express.Request) => host.session.memberId ?? null,
  *   signInUrl: (returnTo) => `/login?next=${encodeURIComponent(returnTo)}`,
+ *   renderConsent: async (view) => ({ body: await myTemplate(view), headers: { 'content-security-policy': "default-src 'self'" } }),
  * } });
  */
-export interface OAuthOptions {
+export interface OAuthOptions<Host = unknown> {
   /** The auth URL: the RFC 8414 issuer, e.g. `https://auth.example.com` (no trailing slash, query or fragment). */
   issuer: string;
-  /** Who is signed in (a member id), according to the embedding application's own session; null when nobody is. */
-  currentMember(req: HttpRequest): Promise<string | null | undefined> | string | null | undefined;
+  /**
+   * Who is signed in (a member id), according to the embedding application's own session; null when nobody is.
+   * A person with memberships in several workspaces (members sharing a `userId`) picks one at consent.
+   */
+  currentMember(req: HttpRequest, host: Host): Promise<string | null | undefined> | string | null | undefined;
   /** Where to send someone who is not signed in; `returnTo` is the authorization request's path and query, to come back to. */
-  signInUrl(returnTo: string): string;
-  /** Replace the consent screen's HTML (post `view.fields` back to `view.formAction` with `decision=allow|deny`). */
-  renderConsent?(view: ConsentView): string;
+  signInUrl(returnTo: string, host: Host): string;
+  /**
+   * Replace the consent screen (post `view.fields` back to `view.formAction` with `decision=allow|deny`, and
+   * `workspace` when `view.workspaces` offers a choice). May be async; may return `{ body, headers }` to set the
+   * page's headers (a CSP that admits the host's stylesheet). If it throws, the person gets a plain error page
+   * (500 `server_error`) and `onError` gets the error.
+   */
+  renderConsent?(view: ConsentView, host: Host): ConsentPage | Promise<ConsentPage>;
   /**
    * RFC 8252 §7.3: let `http://127.0.0.1` and `http://[::1]` redirect URIs
    * match with any port (native apps listening on an ephemeral port).

@@ -142,6 +142,13 @@ export async function insertRefreshToken(trx: Kysely<any>, d: DialectSupport, fa
   }).execute();
 }
 
+/** The ids of every membership of the person (user) `memberId` belongs to, that one included, oldest first (consent's workspace choice). */
+export async function personMemberIds(db: Kysely<any>, memberId: string): Promise<string[]> {
+  const rows = await db.selectFrom('members as m').innerJoin('members as o', 'o.user_id', 'm.user_id')
+    .select(['o.id']).where('m.id', '=', memberId).orderBy('o.created_at').orderBy('o.id').execute();
+  return rows.map((r) => r.id as string);
+}
+
 /** A member with its role's name, editability and permission list (raw columns), for the grants' role clamp; `purge_at` set means removed (trashed). */
 export async function memberWithRole(db: Kysely<any>, memberId: string): Promise<Record<string, unknown> | undefined> {
   return db.selectFrom('members as m').innerJoin('roles as r', 'r.id', 'm.role_id')
