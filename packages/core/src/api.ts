@@ -112,7 +112,8 @@ export interface PmapiOptions {
    */
   legacyRateLimiter?: LegacyRateLimiter | false;
   /**
-   * Called once for every request `handle` answers, after the answer is made:
+   * Called once for every request `handle` or `oauth.handle` answers (v3, legacy
+   * v1.0, health, reference pages, blob links, the OAuth server), after the answer is made:
    * method, matched route pattern, status, duration, request id and
    * workspace (never the token). Plug a logger in (`onRequest: (i) =>
    * logger.info(i, 'request')`) or a metrics library (a histogram of

@@ -38,6 +38,7 @@ export const errorReference: Readonly<Record<ErrorCode, ErrorReference>> = {
   },
   pagination_param_unknown: {
     meaning: 'An unknown pagination parameter was sent; the valid ones are `cursor`, `limit` and `sort`.',
+    fields: { name: 'the parameter sent', allowed: '`cursor`, `limit` and `sort`' },
     action: FIX,
   },
   sort_field_invalid: {
@@ -78,8 +79,9 @@ export const errorReference: Readonly<Record<ErrorCode, ErrorReference>> = {
     action: 'Narrow the search (a longer, more specific `q`, or a filter) and try again.',
   },
   identity_rejected: {
-    meaning: 'This operation is not allowed for the kind of identity making the request (for example a token that is not a member\'s own).',
-    action: 'Make the request with an identity the operation accepts (usually the member\'s own personal access token).',
+    meaning: 'The caller\'s kind of identity may not do this: only a person can (an app or integration identity is refused).',
+    fields: { identityType: 'the caller\'s kind of identity', allowed: 'the kinds accepted (`human`)' },
+    action: 'Make the request with a person\'s own token (a personal access token, or an OAuth token a person granted).',
   },
   empty_update: {
     meaning: 'A PATCH body held no field to change.',
@@ -119,7 +121,7 @@ export const errorReference: Readonly<Record<ErrorCode, ErrorReference>> = {
   },
   expand_unknown_relation: {
     meaning: '`expand` names a relation the resource does not have.',
-    fields: { available: 'the relations that can be expanded' },
+    fields: { relation: 'the relation asked for', resource: 'the resource it was looked for on', available: 'the relations that can be expanded' },
     action: 'Expand one of the `available` relations.',
   },
   expand_budget_exceeded: {
@@ -188,7 +190,8 @@ export const errorReference: Readonly<Record<ErrorCode, ErrorReference>> = {
   },
   m2m_relation_unknown: {
     meaning: 'The path names a relation the resource does not have.',
-    action: 'Check the relation name in the path.',
+    fields: { relation: 'the relation in the path', available: 'the relations of the resource' },
+    action: 'Use one of the `available` relations.',
   },
   pat_cap_reached: {
     meaning: 'Creating this personal access token would exceed 20 active tokens for the user.',
@@ -255,7 +258,7 @@ export const errorReference: Readonly<Record<ErrorCode, ErrorReference>> = {
   },
   m2m_target_not_found: {
     meaning: 'Some ids of a sub-resource request name nothing.',
-    fields: { missing: 'the ids not found' },
+    fields: { missing: 'the ids not found', relation: 'the relation', field: 'the body field that named them, when one did' },
     action: 'Drop or correct the `missing` ids.',
   },
   conflict: {
