@@ -117,20 +117,24 @@ const schema = (counters: string, blocks: string) => `
  * is pmapi's alone).
  */
 function openCounters(filename: string, busyTimeoutMs: number, tables: [counters: string, blocks: string], prefixed: boolean): Database.Database {
-  const open = (): Database.Database => {
+  const connect = (): Database.Database => {
     const db = new Database(filename);
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-    if (filename !== ':memory:') db.pragma('journal_mode = WAL');
     db.pragma('synchronous = OFF');
+    return db;
+  };
+  const ready = (db: Database.Database): Database.Database => {
+    if (filename !== ':memory:') db.pragma('journal_mode = WAL');
     db.exec(schema(...tables));
     return db;
   };
-  if (filename === ':memory:') return open();
+  if (filename === ':memory:') return ready(connect());
   let onlyCounters = !prefixed;
   try {
-    const db = open();
+    const db = connect();
     try {
-      if ((db.pragma('quick_check', { simple: true }) as string) === 'ok') return db;
+      // Checked before anything is written to the file.
+      if ((db.pragma('quick_check', { simple: true }) as string) === 'ok') return ready(db);
       const ours = new Set(tables.map((t) => t.toLowerCase()));
       const objects = db.prepare("select type, name, tbl_name from sqlite_master").all() as Array<{ type: string; name: string; tbl_name: string }>;
       onlyCounters = objects.every((x) => ours.has(x.tbl_name.toLowerCase()));
@@ -143,5 +147,5 @@ function openCounters(filename: string, busyTimeoutMs: number, tables: [counters
   }
   if (!onlyCounters) throw new Error(`pmapi: the rate-limit counters file '${filename}' is damaged and holds more than pmapi's counters; it was left as it is (repair or remove it, or set rateLimitFile)`);
   for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(filename + suffix, { force: true });
-  return open();
+  return ready(connect());
 }
