@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, sql, type Expression } from 'kysely';
-import type { DialectSupport, SqlStore } from '@pmapi/core/sql';
-import { migrate } from '@pmapi/core/sql';
+import type { DialectSupport, MigrationRunner, MigrationTap, SqlStore } from '@pmapi/core/sql';
+import { assertMigrated, migrate, pendingMigrations, previewMigrations } from '@pmapi/core/sql';
 import type { StorageKind } from '@pmapi/core';
 
 /** SQLSTATE classes and driver errors that mean "the database is not there right now": answer 503. */
@@ -185,6 +185,14 @@ export interface PostgresStoreOptions {
   onQuery?: (sql: string, durationMs: number) => void;
   /** Errors of idle or broken connections (they never crash the process). Default: ignored. */
   onConnectionError?: (err: Error) => void;
+  /**
+   * Apply pending migrations on open (default true; under an advisory lock, so
+   * several processes may open at once). With false nothing is applied, and a
+   * database (schema) that lacks any migration is refused at open with a
+   * PendingMigrationsError naming them: apply them with
+   * `pmapi migrate --db <url> [--schema s]` (@pmapi/cli) as a deployment step.
+   */
+  migrate?: boolean;
 }
 
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -219,6 +227,44 @@ function checkConnectionString(value: string | undefined, name: string): void {
  * const store = await openPostgresStore({ connectionString: 'postgres://postgres@127.0.0.1:5432/pm' });
  */
 export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<SqlStore> {
+  if (o.migrate !== undefined && typeof o.migrate !== 'boolean') throw new TypeError('pmapi: openPostgresStore options.migrate must be true or false');
+  return (await openPostgres(o, o.migrate === false ? 'check' : 'apply')).store;
+}
+
+/**
+ * pmapi's migrations on a Postgres database (schema) without opening a store:
+ * list the pending ones, apply them under the migration lock, or preview their
+ * SQL (what `pmapi migrate` runs).
+ *
+ * @example
+ * const m = await openPostgresMigrations({ connectionString: 'postgres://postgres@127.0.0.1:5432/pm', schema: 'pm' });
+ * try { console.log(await m.apply()); } finally { await m.close(); }
+ */
+export async function openPostgresMigrations(o: Omit<PostgresStoreOptions, 'migrate'> = {}): Promise<MigrationRunner> {
+  const tap: MigrationTap = {};
+  const { store, schema, withMigrationLock } = await openPostgres({ ...o, max: 1 }, 'none', tap);
+  return {
+    pending: () => pendingMigrations(store.db, store.dialect, { schema }),
+    apply: () =>
+      withMigrationLock(async (conn) => {
+        if (o.schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(conn);
+        return migrate(conn, store.dialect, { schema });
+      }),
+    preview: () =>
+      previewMigrations(store.db, store.dialect, tap, {
+        schema,
+        // The same lock as apply, held to the end of the transaction; the schema too is created only in it (rolled back).
+        beforeEach: async (trx) => {
+          await sql`select pg_advisory_xact_lock(hashtext('pmapi:migrate'))`.execute(trx);
+          if (o.schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
+        },
+      }),
+    close: () => store.close(),
+  };
+}
+
+/** Open the pool; `apply` pending migrations, `check` that none is pending (migrate: false), or leave them (`none`). */
+async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'check' | 'none', tap?: MigrationTap) {
   if (o.schema !== undefined && !SCHEMA_RE.test(o.schema)) throw new Error(`pmapi: invalid schema name '${o.schema}'`);
   if (!o.pool) checkConnectionString(o.connectionString, o.connectionString !== undefined ? 'options.connectionString' : 'DATABASE_URL');
   const onConnErr = o.onConnectionError ?? (() => {});
@@ -237,7 +283,8 @@ export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<S
   pool.on('error', onConnErr);
   const onConnect = (client: pg.PoolClient) => client.on('error', onConnErr);
   pool.on('connect', onConnect);
-  if (o.schema) {
+  // Only a store that migrates creates its schema: migrate: false and --print write nothing.
+  if (o.schema && migrations === 'apply') {
     const c = await pool.connect();
     try {
       await c.query(`create schema if not exists ${o.schema}`);
@@ -252,28 +299,42 @@ export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<S
   const onQuery = o.onQuery;
   const db = new Kysely<any>({
     dialect: new PostgresDialect({ pool: (o.prepare === false && !hostSchema ? pool : preparingPool(pool, { prepare: o.prepare !== false, ownsPool: !o.pool, ...(hostSchema ? { searchPath: hostSchema } : {}) })) as unknown as pg.Pool }),
-    ...(onQuery ? { log: (e) => { if (e.level === 'query') onQuery(e.query.sql, e.queryDurationMillis); } } : {}),
+    ...(onQuery || tap
+      ? {
+          log: (e) => {
+            if (e.level !== 'query') return;
+            onQuery?.(e.query.sql, e.queryDurationMillis);
+            tap?.statement?.({ sql: e.query.sql, parameters: e.query.parameters });
+          },
+        }
+      : {}),
   });
-  // One migrator at a time across processes (kysely's own lock comes after it creates its tables).
-  await db.connection().execute(async (conn) => {
-    await sql`select pg_advisory_lock(hashtext('pmapi:migrate'))`.execute(conn);
-    try {
-      const schema = o.schema ?? (await sql<{ s: string }>`select current_schema() as s`.execute(conn)).rows[0]!.s;
-      await migrate(conn, dialect, { schema });
-    } finally {
-      await sql`select pg_advisory_unlock(hashtext('pmapi:migrate'))`.execute(conn);
+  const close = async () => {
+    await db.destroy();
+    if (o.pool) {
+      pool.off('error', onConnErr);
+      pool.off('connect', onConnect);
     }
-  });
-  return {
-    db,
-    dialect,
-    transaction: (fn) => db.transaction().execute(fn),
-    close: async () => {
-      await db.destroy();
-      if (o.pool) {
-        pool.off('error', onConnErr);
-        pool.off('connect', onConnect);
-      }
-    },
   };
+  // One migrator at a time across processes (kysely's own lock comes after it creates its tables).
+  const withMigrationLock = <T>(fn: (conn: Kysely<any>) => Promise<T>): Promise<T> =>
+    db.connection().execute(async (conn) => {
+      await sql`select pg_advisory_lock(hashtext('pmapi:migrate'))`.execute(conn);
+      try {
+        return await fn(conn);
+      } finally {
+        await sql`select pg_advisory_unlock(hashtext('pmapi:migrate'))`.execute(conn);
+      }
+    });
+  let schema: string;
+  try {
+    schema = o.schema ?? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]!.s;
+    if (migrations === 'apply') await withMigrationLock((conn) => migrate(conn, dialect, { schema }));
+    else if (migrations === 'check') await assertMigrated(db, dialect, { schema });
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  const store: SqlStore = { db, dialect, transaction: (fn) => db.transaction().execute(fn), close };
+  return { store, schema, withMigrationLock };
 }

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Expression } from 'kysely';
-import type { DialectSupport, JsonColumn, SqlStore } from '@pmapi/core/sql';
-import { migrate } from '@pmapi/core/sql';
+import type { DialectSupport, JsonColumn, MigrationRunner, MigrationTap, SqlStore } from '@pmapi/core/sql';
+import { assertMigrated, migrate, pendingMigrations, previewMigrations } from '@pmapi/core/sql';
 import type { StorageKind } from '@pmapi/core';
 import { sqliteRateLimitStore } from './rate-limits';
 
@@ -151,6 +151,13 @@ export interface SqliteStoreOptions {
    * Every process sharing the database must use the same file.
    */
   rateLimitFile?: string;
+  /**
+   * Apply pending migrations on open (default true). With false nothing is
+   * applied, and a database that lacks any migration is refused at open with a
+   * PendingMigrationsError naming them: apply them with `pmapi migrate --db <file>`
+   * (@pmapi/cli) as a deployment step.
+   */
+  migrate?: boolean;
 }
 
 /**
@@ -161,6 +168,31 @@ export interface SqliteStoreOptions {
  * const store = await openSqliteStore({ filename: 'pm.db' });   // a file, in WAL mode
  */
 export async function openSqliteStore(o: SqliteStoreOptions = {}): Promise<SqlStore> {
+  if (o.migrate !== undefined && typeof o.migrate !== 'boolean') throw new TypeError('pmapi: openSqliteStore options.migrate must be true or false');
+  return openSqlite(o, o.migrate === false ? 'check' : 'apply');
+}
+
+/**
+ * pmapi's migrations on a SQLite file without opening a store: list the
+ * pending ones, apply them, or preview their SQL (what `pmapi migrate` runs).
+ *
+ * @example
+ * const m = await openSqliteMigrations({ filename: 'pm.db' });
+ * try { console.log(await m.apply()); } finally { await m.close(); }
+ */
+export async function openSqliteMigrations(o: Omit<SqliteStoreOptions, 'migrate'> = {}): Promise<MigrationRunner> {
+  const tap: MigrationTap = {};
+  const store = await openSqlite(o, 'none', tap);
+  return {
+    pending: () => pendingMigrations(store.db, store.dialect),
+    apply: () => migrate(store.db, store.dialect),
+    preview: () => previewMigrations(store.db, store.dialect, tap),
+    close: () => store.close(),
+  };
+}
+
+/** Open the database; `apply` pending migrations, `check` that none is pending (migrate: false), or leave them (`none`). */
+async function openSqlite(o: SqliteStoreOptions, migrations: 'apply' | 'check' | 'none', tap?: MigrationTap): Promise<SqlStore> {
   const filename = o.filename ?? ':memory:';
   const raw = new Database(filename);
   raw.pragma(`busy_timeout = ${o.busyTimeoutMs ?? 5000}`);
@@ -174,9 +206,23 @@ export async function openSqliteStore(o: SqliteStoreOptions = {}): Promise<SqlSt
   const onQuery = o.onQuery;
   const db = new Kysely<any>({
     dialect: new ImmediateSqliteDialect({ database: cachingDatabase(raw) }),
-    ...(onQuery ? { log: (e) => { if (e.level === 'query') onQuery(e.query.sql, e.queryDurationMillis); } } : {}),
+    ...(onQuery || tap
+      ? {
+          log: (e) => {
+            if (e.level !== 'query') return;
+            onQuery?.(e.query.sql, e.queryDurationMillis);
+            tap?.statement?.({ sql: e.query.sql, parameters: e.query.parameters });
+          },
+        }
+      : {}),
   });
-  await migrate(db, sqliteDialectSupport);
+  try {
+    if (migrations === 'apply') await migrate(db, sqliteDialectSupport);
+    else if (migrations === 'check') await assertMigrated(db, sqliteDialectSupport);
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
   let limits: ReturnType<typeof sqliteRateLimitStore> | undefined;
   return {
     db,
