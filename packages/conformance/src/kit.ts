@@ -1,4 +1,5 @@
-import { createMemoryBlobStore, createPmapi, fakeClock, type FakeClock, type HttpResponse, type Pmapi, type PmapiOptions } from '@pmapi/core';
+import type { FakeClock, HttpResponse, Pmapi, PmapiOptions } from '@pmapi/core';
+import { createTestApi } from '@pmapi/testing';
 import type { SqlStore } from '@pmapi/core/sql';
 
 /** How a suite gets a fresh, empty, migrated store. */
@@ -70,52 +71,29 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-const ALL = ['read', 'write', 'delete'];
-
-/** Build a fresh API over a fresh store, seeded with two workspaces. */
+/**
+ * Build a fresh API over a fresh store, seeded with two workspaces: the
+ * public harness of @pmapi/testing (createTestApi) on the suite's store
+ * factory, with the kit's defaults (no webhook sender unless a suite brings
+ * one: POST /webhooks/{id}/test answers 503) and its helpers on top.
+ */
 export async function harness(factory: StoreFactory, options: { api?: (clock: FakeClock, store: SqlStore) => Partial<PmapiOptions>; poolMax?: number } = {}): Promise<Harness> {
-  const queries: string[] = [];
-  let counting = false;
-  const store = await factory.open({ onQuery: (q) => { if (counting) queries.push(q); }, ...(options.poolMax ? { max: options.poolMax } : {}) });
-  const clock = fakeClock('2026-03-01T09:00:00.000Z');
-  // Rate limits are off unless a suite turns them on (they have a suite of their own).
-  // Files keep their bytes in memory unless a suite brings its own store.
-  const api = await createPmapi({ store, clock, onError: (e) => console.error(e), rateLimiter: false, files: { store: createMemoryBlobStore() }, ...(options.api?.(clock, store) ?? {}) });
-  async function workspace(name: string): Promise<Workspace> {
-    const ws = await api.admin.createWorkspace({ name, owner: { name: `${name} Owner`, email: `owner@${name.toLowerCase()}.test` } });
-    const ownerTok = await api.admin.issueToken(ws.ownerMemberId, { scopes: ALL });
-    const reg = await api.admin.addMember(ws.id, { name: `${name} Regular`, role: 'regular' });
-    const regTok = await api.admin.issueToken(reg.id, { scopes: ALL });
-    const cli = await api.admin.addMember(ws.id, { name: `${name} Client`, role: 'client' });
-    const cliTok = await api.admin.issueToken(cli.id, { scopes: ALL });
-    return {
-      id: ws.id,
-      generalPortfolioId: ws.generalPortfolioId,
-      roleIds: ws.roleIds,
-      owner: { id: ws.ownerMemberId, token: ownerTok.token },
-      regular: { id: reg.id, token: regTok.token },
-      client: { id: cli.id, token: cliTok.token },
-    };
-  }
-  const a = await workspace('Alpha');
-  const b = await workspace('Beta');
+  const t = await createTestApi({
+    store: factory,
+    webhookTestRoute: false,
+    ...(options.api ? { api: ({ clock, store }: { clock: FakeClock; store: SqlStore }) => options.api!(clock, store) } : {}),
+    ...(options.poolMax ? { poolMax: options.poolMax } : {}),
+  });
+  const { api, a, b } = t;
+  /** Every v3 request of every suite goes through here (as a.owner unless another token, or null, is given). */
   async function req(method: string, path: string, o: RequestOptions = {}): Promise<Reply> {
-    const headers: Record<string, string> = { ...(o.headers ?? {}) };
-    const token = o.token === undefined ? a.owner.token : o.token;
-    if (token !== null && !('authorization' in headers)) headers.authorization = `Bearer ${token}`;
-    let body: string | undefined;
-    if (o.raw !== undefined) body = o.raw;
-    else if (o.body !== undefined) {
-      body = JSON.stringify(o.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const res = await api.handle({ method, url: `/api/v3${path}`, headers, body, remoteAddress: '127.0.0.1' });
-    return { status: res.status, headers: res.headers, body: res.body === undefined ? undefined : JSON.parse(typeof res.body === 'string' ? res.body : new TextDecoder().decode(res.body)) };
+    const reply = await t.request(method, path, { ...o, token: o.token === undefined ? a.owner.token : o.token });
+    return reply;
   }
   const h: Harness = {
     api,
-    store,
-    clock,
+    store: t.store,
+    clock: t.clock,
     a,
     b,
     req,
@@ -141,25 +119,10 @@ export async function harness(factory: StoreFactory, options: { api?: (clock: Fa
       if (put.status !== 200) throw new Error(`upload PUT failed: ${put.status} ${String(put.body)}`);
       return req('POST', '/files', { body: { size: data.byteLength, uploadKey: slot.body.uploadKey, ...body }, token });
     },
-    async fetchLink(method, url, body, headers = {}) {
-      const u = new URL(url, 'http://in-process.invalid');
-      return api.handle({ method, url: `${u.pathname}${u.search}`, headers, body, remoteAddress: '127.0.0.1' });
-    },
-    async countQueries(fn) {
-      queries.length = 0;
-      counting = true;
-      try {
-        await fn();
-      } finally {
-        counting = false;
-      }
-      return [...queries];
-    },
-    async outbox() {
-      const rows = await store.db.selectFrom('outbox').select(['body']).orderBy('created_at').orderBy('id').execute();
-      return rows.map((r) => store.dialect.decode('json', r.body));
-    },
-    close: () => api.close(),
+    fetchLink: (method, url, body, headers = {}) => t.fetchLink(method, url, body, headers),
+    countQueries: (fn) => t.countQueries(fn),
+    outbox: () => t.outbox(),
+    close: () => t.close(),
   };
   return h;
 }
