@@ -10,6 +10,7 @@ const BUILT = [
   ['packages/core', 'dist/index.js'],
   ['packages/adapter-sqlite', 'dist/index.js'],
   ['packages/adapter-postgres', 'dist/index.js'],
+  ['packages/cli', 'dist/index.js'],
   ['packages/http-node', 'dist/index.js'],
   ['packages/webhooks', 'dist/index.js'],
   ['packages/thumbnails', 'dist/index.js'],

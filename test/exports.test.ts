@@ -50,6 +50,8 @@ describe('published packages load from CommonJS and ESM (issue 16 Installable)',
     }
     expect(cjs['@pmapi/core']).toContain('createPmapi');
     expect(cjs['@pmapi/adapter-sqlite']).toContain('openSqliteStore');
+    expect(cjs['@pmapi/testing']).toContain('createTestApi');
+    expect(cjs['@pmapi/cli']).toEqual(['USAGE', 'main']);
   });
 
   it('require and import give one and the same module instance (no dual-package copy of core)', () => {

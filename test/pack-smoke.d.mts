@@ -10,4 +10,6 @@ export declare function packSmoke(o?: { keep?: boolean; log?: (m: string) => voi
   coreCopies: string[];
   cjs: SmokeAnswer;
   esm: SmokeAnswer;
+  /** The installed `pmapi` bin: migrations applied to a new SQLite file, its last line, and the last line run again. */
+  cli: { applied: number; last: string; again: string };
 };

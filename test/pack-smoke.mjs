@@ -3,7 +3,8 @@
  * Packed-tarball smoke test (issue 16, "Installable"): `pnpm pack` every publishable package,
  * install the tarballs with npm into a throwaway app OUTSIDE the workspace (no overrides), and run
  * a tiny app against them: an in-memory SQLite store, a workspace, GET /api/v3/members through
- * api.handle — once through require() (CommonJS, Node's require(esm)) and once through import.
+ * api.handle — once through require() (CommonJS, Node's require(esm)) and once through import;
+ * and the installed `pmapi` bin migrates a SQLite file.
  *
  *   node test/pack-smoke.mjs            # packs, installs, runs; prints the app's output
  *   node test/pack-smoke.mjs --keep     # keeps the temp dir for a look
@@ -20,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** Every publishable package (the workspace's non-private packages), by directory under packages/. */
-export const PUBLISHED = ['core', 'adapter-sqlite', 'adapter-postgres', 'http-node', 'webhooks', 'blob-s3', 'thumbnails'];
+export const PUBLISHED = ['core', 'adapter-sqlite', 'adapter-postgres', 'http-node', 'webhooks', 'blob-s3', 'thumbnails', 'cli', 'testing'];
 
 /** Each package's entry points as a consumer names them (from its `exports`). */
 export function entryPoints(dir) {
@@ -91,7 +92,11 @@ export function packSmoke({ keep = false, log = () => {} } = {}) {
     writeFileSync(join(app, 'app.cjs'), CJS_APP);
     writeFileSync(join(app, 'app.mjs'), ESM_APP);
     const run = (f) => JSON.parse(execFileSync(process.execPath, [f], { cwd: app, encoding: 'utf8', timeout: 60_000 }).trim().split('\n').pop());
-    return { app, installed, coreCopies, cjs: run('app.cjs'), esm: run('app.mjs') };
+    // The installed `pmapi` bin (@pmapi/cli) migrates a new SQLite file, then finds it up to date.
+    const pmapi = (...args) => execFileSync(join(app, 'node_modules', '.bin', 'pmapi'), args, { cwd: app, encoding: 'utf8', timeout: 60_000 }).trim().split('\n');
+    const migrated = pmapi('migrate', '--db', 'smoke.db');
+    const cli = { applied: migrated.filter((l) => l.startsWith('applied ')).length, last: migrated.pop(), again: pmapi('migrate', '--db', 'smoke.db').pop() };
+    return { app, installed, coreCopies, cjs: run('app.cjs'), esm: run('app.mjs'), cli };
   } finally {
     if (!keep) rmSync(work, { recursive: true, force: true });
   }
@@ -112,7 +117,7 @@ function findCopies(dir, name, out = []) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const r = packSmoke({ keep: process.argv.includes('--keep'), log: (m) => console.error(`pack-smoke: ${m}`) });
   console.log(JSON.stringify(r, null, 2));
-  const ok = [r.cjs, r.esm].every((x) => x.status === 200 && x.names.includes('Ada')) && r.coreCopies.length === 1;
+  const ok = [r.cjs, r.esm].every((x) => x.status === 200 && x.names.includes('Ada')) && r.coreCopies.length === 1 && r.cli.applied > 0 && /up to date/.test(r.cli.again);
   if (!ok) { console.error('pack-smoke: FAILED'); process.exit(1); }
   console.error('pack-smoke: ok');
 }

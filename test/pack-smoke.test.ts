@@ -15,7 +15,7 @@ const enabled = process.env.CI === 'true' || process.env.PMAPI_PACK_SMOKE === '1
 describe.skipIf(!enabled)('packed tarballs install and run outside the workspace (issue 16 Installable)', () => {
   it('npm installs the tarballs without overrides and a small app answers from CommonJS and ESM', () => {
     const r = packSmoke();
-    expect(r.installed.sort()).toEqual(['adapter-postgres', 'adapter-sqlite', 'blob-s3', 'core', 'http-node', 'thumbnails', 'webhooks']);
+    expect(r.installed.sort()).toEqual(['adapter-postgres', 'adapter-sqlite', 'blob-s3', 'cli', 'core', 'http-node', 'testing', 'thumbnails', 'webhooks']);
     // Core is a peer of the other packages: exactly one copy in the app.
     expect(r.coreCopies.length).toBe(1);
     for (const a of [r.cjs, r.esm]) {
@@ -24,5 +24,9 @@ describe.skipIf(!enabled)('packed tarballs install and run outside the workspace
       expect(a.handler).toBe('function');
       expect(a.webhooks).toBeGreaterThan(0);
     }
+    // The installed `pmapi` bin applies every migration to a new SQLite file, then finds it up to date.
+    expect(r.cli.applied).toBeGreaterThan(0);
+    expect(r.cli.last).toBe(`pmapi migrate: ${r.cli.applied} migrations applied`);
+    expect(r.cli.again).toBe('pmapi migrate: up to date (no pending migrations)');
   }, 20 * 60_000);
 });

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import { createDirectoryBlobStore, createMemoryBlobStore, createPmapi } from '@pmapi/core';
+import { createDirectoryBlobStore, createMemoryBlobStore, createPmapi, parseDatabaseArg } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { applyServerDeadlines, toNodeHandler } from '@pmapi/http-node';
@@ -14,6 +14,7 @@ const USAGE = `pmapi quickstart: the v3 API on SQLite with two demo workspaces.
 Options:
   --port N     port on 127.0.0.1 (default 3000; 0 = any free port)
   --db PATH    SQLite file, or a postgres:// URL (default: DATABASE_URL if set, else in-memory SQLite)
+  --no-migrate  do not apply migrations on start (refuse a database that is behind; run pmapi migrate --db ...)
   --json       print one line of JSON (baseUrl, teams, members, tokens) once listening
   --files DIR  directory for file bytes (default: in memory with in-memory SQLite, else DIR = <db file>.files or ./pmapi-files)
   --allow-private-webhooks  deliver webhooks to private and loopback addresses (local development only)
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
       json: { type: 'boolean', default: false },
       'allow-private-webhooks': { type: 'boolean', default: false },
       'no-webhook-worker': { type: 'boolean', default: false },
+      'no-migrate': { type: 'boolean', default: false },
       'allow-loopback-webhooks': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -44,11 +46,12 @@ async function main(): Promise<void> {
 
   const db = values.db ?? process.env.DATABASE_URL;
   // A URL that is not postgres:// (a typo such as postgress:/x) is refused, not taken as a SQLite file name.
-  const scheme = db === undefined ? undefined : /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(db)?.[1];
-  if (db && scheme !== undefined && !/^postgres(ql)?:\/\//.test(db)) {
-    throw new Error(`${values.db !== undefined ? '--db' : 'DATABASE_URL'} starts with '${scheme}:' but is not a postgres:// (or postgresql://) URL; give postgres://user@host:5432/database or a SQLite file path such as ./pmapi.db`);
-  }
-  const store = db && /^postgres(ql)?:\/\//.test(db) ? await openPostgresStore({ connectionString: db }) : await openSqliteStore(db ? { filename: db } : {});
+  const target = db ? parseDatabaseArg(db, values.db !== undefined ? '--db' : 'DATABASE_URL') : undefined;
+  const migrate = !values['no-migrate'];
+  const store =
+    target?.kind === 'postgres'
+      ? await openPostgresStore({ connectionString: target.connectionString, migrate })
+      : await openSqliteStore(target ? { filename: target.filename, migrate } : { migrate });
 
   // Listen first: the OAuth issuer (the auth URL) is this server's address, known once the port is.
   let dispatch: http.RequestListener = (_req, res) => {
@@ -75,7 +78,7 @@ async function main(): Promise<void> {
   const sender = createWebhookSender({ allowPrivateTargets: values['allow-private-webhooks'], allowLoopback: values['allow-loopback-webhooks'] });
   // File bytes: a directory beside the database (memory for the in-memory demo), thumbnails by sharp,
   // upload-from-URL through the same SSRF-safe connector as webhooks (public targets only).
-  const filesDir = values.files ?? (!db ? undefined : /^postgres(ql)?:\/\//.test(db) ? 'pmapi-files' : `${db}.files`);
+  const filesDir = values.files ?? (!target ? undefined : target.kind === 'postgres' ? 'pmapi-files' : `${target.filename}.files`);
   const fetcher = createUrlFetcher();
   const api = await createPmapi({
     store,
