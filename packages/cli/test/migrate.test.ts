@@ -41,6 +41,8 @@ interface Target {
   /** Undo the last migration by hand (drop its column, forget its row): the database is one behind. */
   undoLast(): Promise<void>;
   hasMacrosColumn(): Promise<boolean>;
+  /** Record (or forget) a migration this code does not know: the database is ahead, as in a rolling deploy. */
+  future(add: boolean): Promise<void>;
   open(migrate: boolean): Promise<SqlStore>;
   cleanup(): Promise<void>;
 }
@@ -66,6 +68,8 @@ function sqliteTarget(): Target {
         d.prepare('delete from pmapi_migrations where name = ?').run(LAST);
       }),
     hasMacrosColumn: async () => withDb((d) => (d.prepare('pragma table_info(oauth_families)').all() as { name: string }[]).some((c) => c.name === 'macros')),
+    future: async (add) =>
+      withDb((d) => void (add ? d.prepare("insert into pmapi_migrations (name, timestamp) values ('9999_future', '2099-01-01T00:00:00.000Z')").run() : d.exec("delete from pmapi_migrations where name = '9999_future'"))),
     open: (migrate) => openSqliteStore({ filename, migrate }),
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
   };
@@ -88,6 +92,8 @@ function postgresTarget(url: string): Target {
     },
     hasMacrosColumn: async () =>
       (await pool.query("select 1 from information_schema.columns where table_schema = $1 and table_name = 'oauth_families' and column_name = 'macros'", [schema])).rowCount === 1,
+    future: async (add) =>
+      void (await pool.query(add ? `insert into ${schema}.pmapi_migrations (name, timestamp) values ('9999_future', '2099-01-01T00:00:00.000Z')` : `delete from ${schema}.pmapi_migrations where name = '9999_future'`)),
     open: (migrate) => openPostgresStore({ connectionString: url, schema, migrate }),
     cleanup: async () => {
       await pool.query(`drop schema if exists ${schema} cascade`);
@@ -177,6 +183,16 @@ describe.each(targets)('[%s] pmapi migrate and migrate: false (issue 16)', (name
     expect(r.out).toEqual([`applied ${LAST}`, 'pmapi migrate: 1 migration applied']);
     expect(await t.hasMacrosColumn()).toBe(true);
     await (await t.open(false)).close();
+  });
+
+  it('a database ahead of the code (a migration it does not know) still opens with migrate: false', async () => {
+    await t.future(true);
+    try {
+      const store = await t.open(false);
+      await store.close();
+    } finally {
+      await t.future(false);
+    }
   });
 });
 
