@@ -16,6 +16,8 @@ const BUILT = [
   ['packages/thumbnails', 'dist/index.js'],
   ['packages/blob-s3', 'dist/index.js'],
   ['examples/quickstart', 'dist/main.js'],
+  ['examples/worker', 'dist/main.js'],
+  ['examples/two-processes', 'dist/main.js'],
 ] as const;
 
 function newest(dir: string): number {
