@@ -15,6 +15,7 @@ export default defineConfig({
       { find: /^@pmapi\/webhooks$/, replacement: src('./packages/webhooks/src/index.ts') },
       { find: /^@pmapi\/blob-s3$/, replacement: src('./packages/blob-s3/src/index.ts') },
       { find: /^@pmapi\/thumbnails$/, replacement: src('./packages/thumbnails/src/index.ts') },
+      { find: /^@pmapi\/testing$/, replacement: src('./packages/testing/src/index.ts') },
       { find: /^@pmapi\/conformance$/, replacement: src('./packages/conformance/src/index.ts') },
     ],
   },

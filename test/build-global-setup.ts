@@ -13,6 +13,7 @@ const BUILT = [
   ['packages/cli', 'dist/index.js'],
   ['packages/http-node', 'dist/index.js'],
   ['packages/webhooks', 'dist/index.js'],
+  ['packages/testing', 'dist/index.js'],
   ['packages/thumbnails', 'dist/index.js'],
   ['packages/blob-s3', 'dist/index.js'],
   ['examples/quickstart', 'dist/main.js'],
