@@ -195,7 +195,9 @@ export interface PostgresStoreOptions {
   migrate?: boolean;
 }
 
-const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+/** What `schema` must match: a lower-case Postgres identifier, used unquoted. */
+export const POSTGRES_SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+const SCHEMA_RE = POSTGRES_SCHEMA_PATTERN;
 
 /**
  * A connection string must be a postgres:// or postgresql:// URL (issue 16): a typo

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { parseDatabaseArg } from '@pmapi/core';
 import type { MigrationPreview, MigrationRunner } from '@pmapi/core/sql';
 import { openSqliteMigrations } from '@pmapi/adapter-sqlite';
-import { openPostgresMigrations } from '@pmapi/adapter-postgres';
+import { POSTGRES_SCHEMA_PATTERN, openPostgresMigrations } from '@pmapi/adapter-postgres';
 
 export const USAGE = `Usage: pmapi migrate --db <postgres-url | sqlite-path> [--schema <name>] [--print]
 
@@ -72,7 +72,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): MigrateArgs | 'help' {
   if (rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}' (pmapi --help)`);
   const db = values.db ?? env.DATABASE_URL;
   if (db === undefined) throw new UsageError('--db is required (a postgres:// URL or a SQLite file path), or set DATABASE_URL');
-  if (values.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(values.schema)) {
+  if (values.schema !== undefined && !POSTGRES_SCHEMA_PATTERN.test(values.schema)) {
     throw new UsageError(`--schema must be a lower-case identifier (letters, digits, _; at most 63), got '${values.schema}'`);
   }
   return { db, dbName: values.db !== undefined ? '--db' : 'DATABASE_URL', schema: values.schema, print: values.print };
