@@ -44,6 +44,8 @@ import { mountOf } from './http/mount';
 import { errorIndexHtml, errorIndexMarkdown, errorReferenceHtml, errorReferenceMarkdown, versioningHtml, versioningMarkdown } from './errors/reference';
 import { isErrorCode } from './errors/codes';
 import { pingStore } from './sql/queries/health';
+import { openApiServer } from './openapi/serve';
+import type { OpenApiDocument } from './openapi/document';
 
 /**
  * One answered request, for logs and metrics (`createPmapi({ onRequest })`).
@@ -169,6 +171,8 @@ export interface Pmapi {
   routes(): RouteInfo[];
   /** Every role permission name. */
   permissions: readonly string[];
+  /** The OpenAPI 3.1 document of the v3 surface (issue 17), built once; also served without authentication at `GET {basePath}/openapi.json`. */
+  openapi(): OpenApiDocument;
   /** A problem response for failures a front end detects itself (oversized body, …). */
   problem(code: ErrorCode, detail: string, url: string, extras?: Record<string, unknown>, mount?: string): HttpResponse;
   registry: Registry;
@@ -327,6 +331,8 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   const blobPrefix = `${files.mount}/`;
   // Health/readiness (issue 16): GET {basePath}/health, no authentication, one round trip to the store.
   const healthPath = `${base}/health`;
+  // The OpenAPI document (issue 17): GET {basePath}/openapi.json, no authentication, built once.
+  const contract = openApiServer({ registry, routes: customRoutes, extraPermissions, basePath, problem: (code, detail, req, extras) => renderProblem(code, detail, req.url, extras, req.mount) });
   // The reference pages problem `docsUrl`s and the legacy `Link` point at by default (issue 17): no authentication.
   const errorsPath = `${base}/errors`;
   const versioningPath = `${base}/versioning`;
@@ -370,6 +376,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     const q = req.url.indexOf('?');
     const path = q === -1 ? req.url : req.url.slice(0, q);
     if (path === healthPath) return health(req);
+    if (path === contract.path) return contract.serve(req);
     if (isDocsPath(path)) {
       try {
         return docsPage(req, path);
@@ -443,6 +450,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     },
     routes: () => routeTable(registry, customRoutes, extraPermissions),
     permissions: catalog,
+    openapi: () => contract.document(),
     problem: renderProblem,
     registry,
     store: o.store,
