@@ -177,13 +177,15 @@ describe('example: custom sign-in page and branded consent in Express, with open
     expect(await membersWith(tokens.access_token)).toEqual(['Ann', 'Pat']);
   });
 
-  it('the README snippets are the code these tests run', () => {
+  it("the README snippets (this example's and the root README's) are the code these tests run", () => {
+    const rootReadme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
     for (const name of ['openid-client', 'oauth4webapi']) {
       const region = new RegExp(`// #region ${name}\\n([\\s\\S]*?)\\n\\s*// #endregion ${name}`).exec(clientCode)![1]!;
       const lines = region.split('\n');
       const indent = Math.min(...lines.filter((l) => l.trim()).map((l) => /^ */.exec(l)![0].length));
       const snippet = lines.map((l) => l.slice(indent)).join('\n');
       expect(readme, `README has the ${name} snippet verbatim`).toContain(snippet);
+      expect(rootReadme, `the root README has the ${name} snippet verbatim`).toContain(snippet);
     }
   });
 
