@@ -228,7 +228,11 @@ describe('pmapi: bad arguments are one line and exit 2 (issue 16)', () => {
     expect(await pmapi()).toMatchObject({ code: 2, err: ['pmapi: no command given; the command is migrate (pmapi --help)'] });
     expect(await pmapi('migrat', '--db', 'x.db')).toMatchObject({ code: 2, err: ["pmapi: unknown command 'migrat'; the command is migrate (pmapi --help)"] });
     expect(await pmapi('migrate', '--db', 'x.db', '--schema', 'pm')).toMatchObject({ code: 2, err: ['pmapi: --schema is for Postgres; a SQLite file has no schemas'] });
-    expect(await pmapi('migrate', '--db', 'postgres://127.0.0.1/pm', '--schema', 'Bad-Name')).toMatchObject({ code: 2 });
+    expect(await pmapi('migrate', '--db', 'postgres://127.0.0.1/pm', '--schema', 'Bad-Name')).toMatchObject({ code: 2, err: ["pmapi: --schema must be a lower-case identifier (letters, digits, _; at most 63), got 'Bad-Name'"] });
+    // Without --db, DATABASE_URL is used, and named when it is wrong.
+    const fromEnv: string[] = [];
+    expect(await main(['migrate'], { out: () => {}, err: (l) => fromEnv.push(l) }, { DATABASE_URL: 'postgress://127.0.0.1/pm' })).toBe(2);
+    expect(fromEnv).toEqual([expect.stringMatching(/^pmapi: DATABASE_URL starts with 'postgress:'/)]);
   });
 
   it('--help prints the usage and exits 0', async () => {
