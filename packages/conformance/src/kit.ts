@@ -1,6 +1,7 @@
 import type { FakeClock, HttpResponse, Pmapi, PmapiOptions } from '@pmapi/core';
 import { createTestApi } from '@pmapi/testing';
 import type { SqlStore } from '@pmapi/core/sql';
+import { contractOf, type Contract } from './contract';
 
 /** How a suite gets a fresh, empty, migrated store. */
 export interface StoreFactory {
@@ -85,9 +86,12 @@ export async function harness(factory: StoreFactory, options: { api?: (clock: Fa
     ...(options.poolMax ? { poolMax: options.poolMax } : {}),
   });
   const { api, a, b } = t;
+  let contract: Contract | undefined;
   /** Every v3 request of every suite goes through here (as a.owner unless another token, or null, is given). */
   async function req(method: string, path: string, o: RequestOptions = {}): Promise<Reply> {
     const reply = await t.request(method, path, { ...o, token: o.token === undefined ? a.owner.token : o.token });
+    // Issue 17 "The contract": the reply must be what the served OpenAPI document describes (contract.ts).
+    (contract ??= contractOf(api.openapi())).checkReply(method, `${t.basePath}${path}`, reply);
     return reply;
   }
   const h: Harness = {

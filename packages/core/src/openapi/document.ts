@@ -263,7 +263,7 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
 
   for (const r of o.routes) {
     const path = `/${r.path}`;
-    const { status, schema, description } = customAnswer(r, registry);
+    const { status, schema, description, also } = customAnswer(r, registry);
     const pathParams = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => idParam(undefined, m[1]!));
     const isSearch = r.method === 'GET' && /\/search$/.test(r.path);
     const res = registry.byPath.get(r.path.split('/')[0]!);
@@ -280,7 +280,7 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
       parameters: [...pathParams, ...(r.write ? [idempotencyParam] : []), ...query],
       ...(write && !r.noBody ? { requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } } } : {}),
       ...(write && r.noBody ? { description: 'Takes no body (or {}).' } : {}),
-      responses: { [status]: json(schema, description), ...errorResponses(write) },
+      responses: { [status]: json(schema, description), ...(also ? { [also]: json(schema, description) } : {}), ...errorResponses(write) },
       security: [{ bearerAuth: [`${r.scope.resource}:${r.scope.action}`] }],
       'x-required-permissions': r.ownRecords ? [] : [`${r.scope.resource}:${r.scope.action}`, ...(r.permissions ?? [])],
     });
@@ -302,11 +302,11 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
         operationId: `event${pascal(event.replace(/\./g, '-'))}`,
         summary: `${event} (${kind})`,
         parameters: [
-          { name: 'X-Webhook-Id', in: 'header', required: true, schema: { type: 'string' } },
+          { $ref: '#/components/parameters/X-Webhook-Id' },
           { name: 'X-Webhook-Event', in: 'header', required: true, schema: { type: 'string', const: event } },
-          { name: 'X-Webhook-Delivery-Id', in: 'header', required: true, schema: { type: 'string' }, description: '{webhookId}:{eventId}, identical on every retry.' },
-          { name: 'X-Webhook-Signature', in: 'header', required: true, schema: { type: 'string', pattern: '^t=\\d+,v1=[0-9a-f]{64}$' }, description: 'hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret.' },
-          { name: 'X-Api-Version', in: 'header', required: true, schema: { type: 'string' } },
+          { $ref: '#/components/parameters/X-Webhook-Delivery-Id' },
+          { $ref: '#/components/parameters/X-Webhook-Signature' },
+          { $ref: '#/components/parameters/X-Api-Version' },
         ],
         requestBody: {
           required: true,
@@ -346,6 +346,13 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
           schema: { type: 'object', additionalProperties: { type: 'string' } },
           description: 'fields[resource]=a,b: records of that resource carry only id and the named fields.',
         },
+        'X-Webhook-Id': { name: 'X-Webhook-Id', in: 'header', required: true, schema: { type: 'string' }, description: 'The webhook registration.' },
+        'X-Webhook-Delivery-Id': { name: 'X-Webhook-Delivery-Id', in: 'header', required: true, schema: { type: 'string' }, description: '{webhookId}:{eventId}, identical on every retry.' },
+        'X-Webhook-Signature': {
+          name: 'X-Webhook-Signature', in: 'header', required: true, schema: { type: 'string', pattern: '^t=\\d+,v1=[0-9a-f]{64}$' },
+          description: 't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off.',
+        },
+        'X-Api-Version': { name: 'X-Api-Version', in: 'header', required: true, schema: { type: 'string' }, description: "The webhook's apiVersion." },
         'Idempotency-Key': { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 250 }, description: 'Replays the first answer for 10 minutes; another body with the same key: 422.' },
       },
       headers: {
@@ -368,7 +375,7 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
 }
 
 /** What a custom route answers on success. */
-function customAnswer(r: CustomRoute, registry: Registry): { status: number; schema: JsonSchema; description: string } {
+function customAnswer(r: CustomRoute, registry: Registry): { status: number; schema: JsonSchema; description: string; also?: number } {
   const head = r.path.split('/')[0]!;
   const res = registry.byPath.get(head);
   const item = res ? ref(componentName(res)) : { type: 'object' };
@@ -377,6 +384,7 @@ function customAnswer(r: CustomRoute, registry: Registry): { status: number; sch
   if (r.path === 'webhooks/{id}/deliveries') return { status: 200, schema: pageSchema(ref('WebhookDelivery'), { cursor: false, total: false }), description: 'The delivery log, newest first.' };
   if (r.path === 'webhooks/{id}/test') return { status: 200, schema: ref('WebhookTestOutcome'), description: 'The outcome of the one test attempt.' };
   if (r.path === 'files/upload-url') return { status: 200, schema: ref('UploadSlot'), description: 'Where to PUT the bytes, and the uploadKey to register them with.' };
+  if (r.path === 'chats/self') return { status: 200, also: 201, schema: item, description: "The caller's own chat: 201 when this call created it, else 200." };
   if (r.path === 'tasks/tree') return { status: 201, schema: ref('TaskTree'), description: 'The root task with its created subtasks, recursively.' };
   if (r.path === 'files/from-content' || r.path === 'files/from-url') return { status: 201, schema: item, description: 'The created file.' };
   if (/^tasks\/\{id\}\/(attach|detach)-document$/.test(r.path)) return { status: 200, schema: item, description: 'The task.' };

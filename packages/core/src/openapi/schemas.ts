@@ -51,7 +51,7 @@ function enumValues(def: FieldDef): string[] | undefined {
  * any value). Text is a string (of the write schema's enum, when it has one):
  * lengths and patterns are write rules, not promises about stored data.
  */
-export function responseFieldSchema(def: FieldDef): JsonSchema {
+export function responseFieldSchema(def: FieldDef, nullableInResponses = false): JsonSchema {
   let s: JsonSchema;
   if (def.relation) s = { type: 'array', items: { type: 'string' } };
   else {
@@ -69,7 +69,8 @@ export function responseFieldSchema(def: FieldDef): JsonSchema {
         s = { type: 'boolean' };
         break;
       case 'json':
-        s = def.schema ? stripNull(fromZod(def.schema, 'output')) : {};
+        // The write schema's shape and types; objects stay open: presenters add keys (a widget's position).
+        s = def.schema ? openObjects(stripNull(fromZod(def.schema, 'output'))) : {};
         break;
       default: {
         const values = enumValues(def);
@@ -78,7 +79,16 @@ export function responseFieldSchema(def: FieldDef): JsonSchema {
       }
     }
   }
-  return def.nullable ? orNull(s) : s;
+  return def.nullable || nullableInResponses ? orNull(s) : s;
+}
+
+/** A schema with every `additionalProperties: false` dropped (recursively). */
+function openObjects(s: unknown): any {
+  if (Array.isArray(s)) return s.map(openObjects);
+  if (s === null || typeof s !== 'object') return s;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(s)) if (!(k === 'additionalProperties' && v === false)) out[k] = openObjects(v);
+  return out;
 }
 
 /** A write schema made nullable by the field builder: its non-null branch (nullability is added back from `nullable`). */
@@ -109,6 +119,17 @@ export const COMPUTED_FIELDS: Record<string, { schema: JsonSchema; description: 
   'webhook.secret': { schema: { type: 'string' }, description: 'The signing secret; in the create and rotate-secret answers only.' },
 };
 
+/**
+ * Stored fields that responses may show as null although their declaration
+ * does not let a write set null: rows made outside the v3 write path.
+ */
+export const NULL_IN_RESPONSES: Record<string, string> = {
+  'personalAccessToken.name': 'tokens issued by admin.issueToken without a name have none',
+};
+
+/** Built-in resources whose `present` hook only rewrites declared fields (a built-in role's effective permissions). */
+const HOOKS_ADD_NO_KEY = new Set(['role']);
+
 /** Fields a resource's `reveal` hook adds to its create answer (by resource name). */
 const REVEALED: Record<string, string[]> = { personalAccessToken: ['token'], webhook: ['secret'] };
 
@@ -124,7 +145,7 @@ export function recordSchema(res: Resource, registry: Registry, extra: Record<st
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const o of v3Shape(res)) {
-    properties[o.name] = responseFieldSchema(res.fields[o.name]!);
+    properties[o.name] = responseFieldSchema(res.fields[o.name]!, `${res.name}.${o.name}` in NULL_IN_RESPONSES);
     required.push(o.name);
   }
   let closed = true;
@@ -135,7 +156,8 @@ export function recordSchema(res: Resource, registry: Registry, extra: Record<st
     properties[name] = known ? { ...known.schema, description: known.description } : {};
   }
   const hooks = res.hooks ?? {};
-  if ((hooks.present || hooks.decorateGet || hooks.reveal) && !Object.keys(COMPUTED_FIELDS).some((k) => k.startsWith(`${res.name}.`))) closed = false;
+  // A hook may add keys nobody declared: the record stays open unless its hooks are known (typed above, or adding no key).
+  if ((hooks.present || hooks.decorateGet || hooks.reveal) && !HOOKS_ADD_NO_KEY.has(res.name) && !Object.keys(COMPUTED_FIELDS).some((k) => k.startsWith(`${res.name}.`))) closed = false;
   for (const [name, e] of Object.entries(res.expand)) {
     let s: JsonSchema;
     if (e.kind === 'entries') s = { type: 'array', items: { type: 'object' }, description: `expand=${name}: computed entries.` };

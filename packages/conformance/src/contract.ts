@@ -1,0 +1,183 @@
+/*
+ * Issue 17 "The contract": every v3 reply the conformance suite receives is
+ * checked against the OpenAPI document the API serves. A reply whose status
+ * the matched operation does not describe, or whose body does not validate
+ * against the described schema (ajv, JSON Schema 2020-12, with formats), fails
+ * the request that got it. Validators are compiled once per document (and
+ * per (operation, status) on first use), shared by every harness whose API
+ * serves the same document.
+ *
+ * Rules (docs/not-shown.md "Contract and harness (issue 17)"):
+ * - the operation is the document's path template matching the request path
+ *   under the server URL (literal segments win over `{id}`) with its method;
+ * - an explicitly listed status wins; `default` (a problem body) covers
+ *   other error statuses (>= 400) only, never a success;
+ * - a request matching no operation must be answered by a problem (>= 400);
+ * - with `fields[...]` in the query, records are checked with only `id`
+ *   required (the selection drops the other keys), everything else as is.
+ */
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { writeFileSync } from 'node:fs';
+
+type Doc = Record<string, any>;
+export interface CheckedReply {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export interface Contract {
+  /** Throws a clear Error when the reply is not what the document describes for this request. `url` is path and query as sent (base path included). */
+  checkReply(method: string, url: string, reply: CheckedReply): void;
+}
+
+const addFormats = ((addFormatsModule as any).default ?? addFormatsModule) as (ajv: Ajv2020) => void;
+const DOC_ID = 'pmapi:openapi';
+const METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
+
+const cache = new Map<string, Contract>();
+
+/** PMAPI_CONTRACT_TIMING=<file>: keep in that file how many replies this process checked and the time it took (compilation included). */
+const timingFile = process.env.PMAPI_CONTRACT_TIMING;
+const timing = timingFile ? { checks: 0, unmatched: 0, ms: 0, compileMs: 0 } : undefined;
+
+/** The contract of a served document; the same document (byte for byte) shares one compiled contract. */
+export function contractOf(doc: Doc): Contract {
+  const key = JSON.stringify(doc);
+  let c = cache.get(key);
+  if (!c) {
+    c = createContract(JSON.parse(key));
+    cache.set(key, c);
+  }
+  return c;
+}
+
+/** The document with only `id` required in records (a `fields[...]` selection). */
+function partialDoc(doc: Doc): Doc {
+  const out = structuredClone(doc);
+  for (const s of Object.values<any>(out.components?.schemas ?? {})) {
+    if (Array.isArray(s.required) && s.required.includes('id') && s.properties?.id) s.required = ['id'];
+  }
+  return out;
+}
+
+function makeAjv(doc: Doc): Ajv2020 {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  addFormats(ajv);
+  ajv.addSchema({ $id: DOC_ID, components: doc.components, paths: doc.paths }, DOC_ID);
+  return ajv;
+}
+
+const pointer = (parts: readonly string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+
+export function createContract(doc: Doc): Contract {
+  const base = String(doc.servers?.[0]?.url ?? '').replace(/\/$/, '');
+  type Template = { path: string; segs: string[]; literal: number };
+  const templates: Template[] = Object.keys(doc.paths).map((p) => {
+    const segs = p.split('/').filter(Boolean);
+    return { path: p, segs, literal: segs.filter((s) => !s.startsWith('{')).length };
+  });
+  const ajvs: { full?: Ajv2020; partial?: Ajv2020 } = {};
+  const validators = new Map<string, ValidateFunction>();
+  const validator = (schemaPointer: string, partial: boolean): ValidateFunction => {
+    const k = `${partial ? 'p' : 'f'}${schemaPointer}`;
+    let v = validators.get(k);
+    if (!v) {
+      const ajv = partial ? (ajvs.partial ??= makeAjv(partialDoc(doc))) : (ajvs.full ??= makeAjv(doc));
+      const t0 = timing ? performance.now() : 0;
+      v = ajv.compile({ $ref: `${DOC_ID}#/${schemaPointer}` });
+      if (timing) timing.compileMs += performance.now() - t0;
+      validators.set(k, v);
+    }
+    return v;
+  };
+
+  function match(method: string, segs: string[]): { template: Template; op: any } | undefined {
+    let best: { template: Template; op: any } | undefined;
+    for (const t of templates) {
+      if (t.segs.length !== segs.length) continue;
+      const op = doc.paths[t.path][method];
+      if (!op) continue;
+      if (!t.segs.every((s, i) => s.startsWith('{') || s === segs[i])) continue;
+      if (!best || t.literal > best.template.literal) best = { template: t, op };
+    }
+    return best;
+  }
+
+  /** A response object and the JSON pointer of its JSON schema (following one `$ref` to components.responses). */
+  function responseOf(at: string[], r: any): { response: any; schemaAt?: string } {
+    let where = at;
+    let response = r;
+    if (typeof r?.$ref === 'string') {
+      where = r.$ref.replace(/^#\//, '').split('/').map((s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+      response = where.reduce((o: any, k) => o?.[k], doc);
+    }
+    const content = response?.content?.['application/json'];
+    return { response, ...(content ? { schemaAt: pointer([...where, 'content', 'application/json', 'schema']) } : {}) };
+  }
+
+  const fail = (method: string, url: string, reply: CheckedReply, why: string): never => {
+    const shown = JSON.stringify(reply.body);
+    throw new Error(`contract (OpenAPI): ${method} ${url} → ${reply.status}: ${why}\n  body: ${shown === undefined ? '(none)' : shown.length > 600 ? `${shown.slice(0, 600)}…` : shown}`);
+  };
+
+  function validate(method: string, url: string, reply: CheckedReply, schemaAt: string, partial: boolean, what: string): void {
+    const v = validator(schemaAt, partial);
+    if (v(reply.body)) return;
+    const errs = (v.errors ?? []).slice(0, 6).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`);
+    fail(method, url, reply, `body does not match ${what}:\n    ${errs.join('\n    ')}`);
+  }
+
+  function checkReply(method: string, url: string, reply: CheckedReply): void {
+    if (!timing) return check(method, url, reply);
+    const t0 = performance.now();
+    try {
+      check(method, url, reply);
+    } finally {
+      timing.checks++;
+      timing.ms += performance.now() - t0;
+      writeFileSync(timingFile!, JSON.stringify({ ...timing, ms: Math.round(timing.ms), compileMs: Math.round(timing.compileMs) }));
+    }
+  }
+
+  return { checkReply };
+
+  function check(method: string, url: string, reply: CheckedReply): void {
+    const m = method.toLowerCase();
+    const q = url.indexOf('?');
+    const full = q === -1 ? url : url.slice(0, q);
+    if (full !== base && !full.startsWith(`${base}/`)) return;
+    const segs = full.slice(base.length).split('/').filter(Boolean).map((s) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return s;
+      }
+    });
+    const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+    const partial = [...query.keys()].some((k) => k.startsWith('fields['));
+    const found = METHODS.includes(m) ? match(m, segs) : undefined;
+    if (!found) {
+      if (timing) timing.unmatched++;
+      if (reply.status < 400) fail(method, url, reply, 'no operation of the document matches this request, yet it succeeded');
+      validate(method, url, reply, pointer(['components', 'schemas', 'Problem']), false, 'Problem (request matching no operation)');
+      return;
+    }
+    const { template, op } = found;
+    const listed = op.responses?.[String(reply.status)] ?? op.responses?.[`${String(reply.status)[0]}XX`];
+    const r = listed ?? (reply.status >= 400 ? op.responses?.default : undefined);
+    if (!r) fail(method, url, reply, `status ${reply.status} is not described for ${m.toUpperCase()} ${template.path} (described: ${Object.keys(op.responses ?? {}).join(', ')})`);
+    const at = listed ? ['paths', template.path, m, 'responses', op.responses[String(reply.status)] ? String(reply.status) : `${String(reply.status)[0]}XX`] : ['paths', template.path, m, 'responses', 'default'];
+    const { schemaAt } = responseOf(at, r);
+    if (!schemaAt) {
+      if (reply.body !== undefined && m !== 'head') fail(method, url, reply, `${m.toUpperCase()} ${template.path} answers ${reply.status} without a body, yet one came`);
+      return;
+    }
+    if (m === 'head' || reply.status === 304) return;
+    if (reply.body === undefined) fail(method, url, reply, `a body is described for ${reply.status}, none came`);
+    const ct = reply.headers['content-type'] ?? '';
+    if (!/^application\/(?:[a-z0-9.+-]+\+)?json\b/i.test(ct)) fail(method, url, reply, `content-type ${ct || '(none)'} is not application/json`);
+    validate(method, url, reply, schemaAt, partial, `${m.toUpperCase()} ${template.path} ${reply.status}`);
+  }
+}
