@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createPmapi, errorCodes, type Pmapi } from '@pmapi/core';
+import { createMemoryBlobStore, createPmapi, errorCodes, type Pmapi } from '@pmapi/core';
 import { toFetchHandler, toNodeHandler } from '@pmapi/http-node';
 import { frontEndStores } from './stores';
 
@@ -90,6 +90,28 @@ for (const { name, open } of frontEndStores()) {
       const q = (await (await fetch(`${root}/api/v3/projects/0000nope`, { headers: auth() })).json()) as { instance: string; docsUrl: string };
       expect(q.instance).toBe('/api/v3/projects/0000nope');
       expect(q.docsUrl).toBe('/api/v3/errors/resource_not_found');
+    });
+
+    it('pmapi\'s own file links (no publicUrl) carry the mount, and bytes go up and come back through it', async () => {
+      const withFiles = await createPmapi({ store: api.store, rateLimiter: false, secret: 's', files: { store: createMemoryBlobStore() } });
+      const base = await serve(mountAt('/pm', toNodeHandler(withFiles)));
+      const json = { ...auth(), 'content-type': 'application/json' };
+      const project = (await (await fetch(`${base}/pm/api/v3/projects`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'Files' }) })).json()) as { id: string };
+      const slot = (await (await fetch(`${base}/pm/api/v3/files/upload-url`, { method: 'POST', headers: json, body: JSON.stringify({ size: 5 }) })).json()) as { url: string; uploadKey: string };
+      expect(slot.url.startsWith('/pm/api/v3/blobs/'), slot.url).toBe(true);
+      expect((await fetch(new URL(slot.url, base), { method: 'PUT', body: 'hello' })).status).toBe(200);
+      const created = await fetch(`${base}/pm/api/v3/files`, { method: 'POST', headers: json, body: JSON.stringify({ uploadKey: slot.uploadKey, name: 'a.txt', size: 5, projectId: project.id }) });
+      expect(created.status).toBe(201);
+      const file = (await created.json()) as { url: string; download: string };
+      expect(file.download.startsWith('/pm/api/v3/blobs/'), file.download).toBe(true);
+      expect(await (await fetch(new URL(file.download, base))).text()).toBe('hello');
+      // At the root, the same file's links have no prefix; with publicUrl set, that is used as given.
+      const root = await serve(toNodeHandler(withFiles));
+      const again = (await (await fetch(`${root}/api/v3/files/${(file as unknown as { id: string }).id}`, { headers: auth() })).json()) as { url: string };
+      expect(again.url.startsWith('/api/v3/blobs/'), again.url).toBe(true);
+      const pub = await createPmapi({ store: api.store, rateLimiter: false, secret: 's', files: { store: createMemoryBlobStore(), publicUrl: 'https://app.example.com/pm' } });
+      const viaPub = (await (await toFetchHandler(pub, { mount: '/pm' })(new Request(`${H}/pm/api/v3/files/upload-url`, { method: 'POST', headers: json, body: JSON.stringify({ size: 5 }) }))).json()) as { url: string };
+      expect(viaPub.url.startsWith('https://app.example.com/pm/api/v3/blobs/'), viaPub.url).toBe(true);
     });
 
     it('a docsBaseUrl set by the host is used as given (absolute), mount or not', async () => {

@@ -72,12 +72,19 @@ export interface FileServices {
   downloadLink(key: string, fileName: string, disposition: Disposition, nowMs: number): string;
   /** Where the client PUTs exactly `size` bytes: the store's presigned URL, or pmapi's own signed link. */
   uploadLink(key: string, size: number, nowMs: number): Promise<{ url: string; expiresAt: number }>;
+  /**
+   * The same services for a request that came through a mount prefix (`/pm`): pmapi's own links, when
+   * path-absolute (no `publicUrl`), start with it. With `publicUrl` (already the mount's public URL) unchanged.
+   */
+  under(mount: string): FileServices;
 }
 
-export function fileServices(o: FileOptions, secretSeed: Uint8Array, basePath: string): FileServices {
+export function fileServices(o: FileOptions, secretSeed: Uint8Array, basePath: string, prefix = ''): FileServices {
   const secret = createHmac('sha256', secretSeed).update('pmapi blob links').digest();
   const mount = `${basePath}/blobs`;
-  const base = `${(o.publicUrl ?? '').replace(/\/+$/, '')}${mount}`;
+  const base = `${(o.publicUrl ?? prefix).replace(/\/+$/, '')}${mount}`;
+  /** The views for mount prefixes requests came through (a host has one or two). */
+  const views = new Map<string, FileServices>();
   const downloadTtl = o.downloadTtlSeconds ?? 3600;
   const uploadTtl = o.uploadTtlSeconds ?? 900;
   return {
@@ -92,6 +99,12 @@ export function fileServices(o: FileOptions, secretSeed: Uint8Array, basePath: s
     fromUrlTimeoutMs: o.fromUrlTimeoutMs ?? 30_000,
     mount,
     secret,
+    under(p) {
+      if (o.publicUrl !== undefined || p === prefix) return this;
+      let view = views.get(p);
+      if (!view) views.set(p, (view = fileServices(o, secretSeed, basePath, p)));
+      return view;
+    },
     requireStore() {
       if (!o.store) throw new ProblemError('service_unavailable', 'File storage is not configured on this server');
       return o.store;

@@ -186,6 +186,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       const now = engine.config.clock.now();
       const principal = await authenticate(store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf);
       principal.clientIp = o.clientIp ? o.clientIp(req) : req.remoteAddress;
+      if (mount) principal.mount = mount;
       noteRequest(req, { workspace: principal.teamId });
       if (o.limiter) Object.assign(extra, await o.limiter.check({ tokenId: principal.tokenId, method, clientIp: principal.clientIp, now }));
       if (segs.length === 0) throw new ProblemError('route_not_found', 'Name a resource: /api/v3/{resource}');

@@ -12,6 +12,7 @@ import type { HttpRequest, HttpResponse } from './types';
 import { parseListQuery, type ReadPlan } from '../query/parse';
 import { parseJsonBody, OversizedArray } from './body';
 import { noteRequest } from './observe';
+import { mountOf } from './mount';
 import type { Outcome } from '../presenters/v3';
 import {
   LEGACY_PREFIX, appOf, appScopes, labelOf, legacyErrorBody, legacyHeaders, legacyRecord, legacyWrite, subteamOf, type LegacyReadSegment,
@@ -619,6 +620,8 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
       const now = engine.config.clock.now();
       const principal = await authenticate(store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf);
       principal.clientIp = o.clientIp ? o.clientIp(req) : req.remoteAddress;
+      const mount = mountOf(req);
+      if (mount) principal.mount = mount;
       noteRequest(req, { workspace: principal.teamId });
       // The legacy rate limiter's call site (spec "Limits", legacy table): per token and per IP, both must pass.
       if (o.legacyLimiter) {

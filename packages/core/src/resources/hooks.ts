@@ -45,6 +45,8 @@ export interface Principal {
   permissions: ReadonlySet<string>;
   /** The caller's address as the front end derived it. */
   clientIp?: string;
+  /** The path prefix the request came through (`HttpRequest.mount`): pmapi's own path-absolute file links start with it. */
+  mount?: string;
   tokenId: string;
   /** When the presented token expires (ms), null for never. */
   tokenExpiresAt?: number | null;

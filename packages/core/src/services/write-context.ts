@@ -17,7 +17,7 @@ import { ProjectAccess } from './access';
 /** The context of a read: who calls, the repository (on `db`), the registry, the clock, project access. */
 export function readContext(store: SqlStore, config: EngineConfig, principal: Principal, db: Kysely<any> = store.db): ReadContext {
   const { registry, clock, ids } = config;
-  const ctx = { principal, teamId: principal.teamId, repo: new Repo(db, store.dialect), registry, clock, ids, cursorSecret: config.cursorSecret, files: config.files, now: clock.now() } as Omit<ReadContext, 'access'> & { access: ProjectAccess };
+  const ctx = { principal, teamId: principal.teamId, repo: new Repo(db, store.dialect), registry, clock, ids, cursorSecret: config.cursorSecret, files: principal.mount ? config.files.under(principal.mount) : config.files, now: clock.now() } as Omit<ReadContext, 'access'> & { access: ProjectAccess };
   ctx.access = new ProjectAccess(ctx as ReadContext);
   return ctx as ReadContext;
 }
