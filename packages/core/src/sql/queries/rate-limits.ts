@@ -35,12 +35,15 @@ export async function countUnlessBlocked(db: Kysely<any>, d: DialectSupport, key
   const r = await runCached<{ key: string; count: unknown; previous: unknown }>(db, d.name, `rate:count:${keys.length}`, params, () => {
     const rows = sql.join(keys.map((k) => sql`select ${k.key} as key, cast(${k.start} as bigint) as ws`), sql` union all `);
     const prev = sql.join(keys.map((k) => sql`when ${k.key} then cast(${k.prevStart} as bigint)`), sql` `);
-    const q = sql<{ key: string; count: unknown; previous: unknown }>`insert into rate_counters (key, window_start, count)
+    // Tables through sql.table/sql.ref, so a store that renames pmapi's tables (SQLite's tablePrefix) renames these too.
+    const [counters, blocks] = ['rate_counters', 'rate_blocks'];
+    const c = (column: string) => sql.ref(`${counters}.${column}`);
+    const q = sql<{ key: string; count: unknown; previous: unknown }>`insert into ${sql.table(counters)} (key, window_start, count)
       select v.key, v.ws, 1 from (${rows}) as v
-      where not exists (select 1 from rate_blocks as b where b.key in (${sql.join(keys.map((k) => k.key))}) and b.until > ${now})
-      on conflict (key, window_start) do update set count = rate_counters.count + 1
+      where not exists (select 1 from ${sql.table(blocks)} as b where b.key in (${sql.join(keys.map((k) => k.key))}) and b.until > ${now})
+      on conflict (key, window_start) do update set count = ${c('count')} + 1
       returning key, count,
-        coalesce((select p.count from rate_counters as p where p.key = rate_counters.key and p.window_start = case rate_counters.key ${prev} end), 0) as previous`;
+        coalesce((select p.count from ${sql.table(counters)} as p where p.key = ${c('key')} and p.window_start = case ${c('key')} ${prev} end), 0) as previous`;
     return { compile: () => q.compile(db) };
   });
   if (r.rows.length === 0) return undefined;
