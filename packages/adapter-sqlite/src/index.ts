@@ -1,11 +1,13 @@
 import Database from 'better-sqlite3';
-import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Expression } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type DatabaseIntrospector, type Driver, type Expression } from 'kysely';
 import type { DialectSupport, JsonColumn, MigrationRunner, MigrationTap, SqlStore } from '@pmapi/core/sql';
 import { assertMigrated, migrate, pendingMigrations, previewMigrations } from '@pmapi/core/sql';
 import type { StorageKind } from '@pmapi/core';
 import { sqliteRateLimitStore } from './rate-limits';
+import { PrefixedSqliteIntrospector, TablePrefixPlugin, checkTablePrefix, tableNames, type TableNames } from './table-prefix';
 
-export { sqliteRateLimitStore } from './rate-limits';
+export { sqliteRateLimitStore, type SqliteRateLimitStoreOptions } from './rate-limits';
+export { TABLE_PREFIX_PATTERN } from './table-prefix';
 
 /** SQLite writers must take the write lock up front: BEGIN IMMEDIATE (kysely issues a plain BEGIN). */
 class ImmediateSqliteDriver extends SqliteDriver {
@@ -15,11 +17,15 @@ class ImmediateSqliteDriver extends SqliteDriver {
 }
 
 class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly cfg: ConstructorParameters<typeof SqliteDialect>[0]) {
+  constructor(private readonly cfg: ConstructorParameters<typeof SqliteDialect>[0], private readonly names?: TableNames) {
     super(cfg);
   }
   override createDriver(): Driver {
     return new ImmediateSqliteDriver(this.cfg);
+  }
+  /** With a table prefix: pmapi's tables by the names its code uses, the host's not at all (see table-prefix.ts). */
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return this.names ? new PrefixedSqliteIntrospector(db, this.names) : super.createIntrospector(db);
   }
 }
 
@@ -110,7 +116,7 @@ function jsonEntry(f: JsonColumn, table: string) {
  * third of its time there.)
  */
 function linkIds(kind: string, parentId: string) {
-  return sql`(select json_group_array(related_id) from (select l.related_id from links as l where l.kind = ${sql.lit(kind)} and l.parent_id = ${sql.ref(parentId)} order by l.created_at, l.related_id))`;
+  return sql`(select json_group_array(related_id) from (select l.related_id from ${sql.table('links')} as l where l.kind = ${sql.lit(kind)} and l.parent_id = ${sql.ref(parentId)} order by l.created_at, l.related_id))`;
 }
 
 /**
@@ -158,6 +164,17 @@ export interface SqliteStoreOptions {
    * (@pmapi/cli) as a deployment step.
    */
   migrate?: boolean;
+  /**
+   * Share the host application's SQLite file: every table, index and
+   * migration-bookkeeping table pmapi creates (and the rate-limit counters'
+   * tables) is named with this prefix, and every statement pmapi runs uses the
+   * prefixed names, so the host's own `tasks`, `users`, … are left alone.
+   * Through `store.db`, pmapi's tables keep their plain names (`tasks`): the
+   * store renames them on the way to the file, and its introspection lists
+   * only pmapi's tables. Must match {@link TABLE_PREFIX_PATTERN} (e.g. `'pm_'`);
+   * default: no prefix.
+   */
+  tablePrefix?: string;
 }
 
 /**
@@ -166,6 +183,7 @@ export interface SqliteStoreOptions {
  * @example
  * const store = await openSqliteStore();                       // in memory
  * const store = await openSqliteStore({ filename: 'pm.db' });   // a file, in WAL mode
+ * const store = await openSqliteStore({ filename: 'app.db', tablePrefix: 'pm_' }); // beside the host's tables
  */
 export async function openSqliteStore(o: SqliteStoreOptions = {}): Promise<SqlStore> {
   if (o.migrate !== undefined && typeof o.migrate !== 'boolean') throw new TypeError('pmapi: openSqliteStore options.migrate must be true or false');
@@ -193,6 +211,9 @@ export async function openSqliteMigrations(o: Omit<SqliteStoreOptions, 'migrate'
 
 /** Open the database; `apply` pending migrations, `check` that none is pending (migrate: false), or leave them (`none`). */
 async function openSqlite(o: SqliteStoreOptions, migrations: 'apply' | 'check' | 'none', tap?: MigrationTap): Promise<SqlStore> {
+  // Checked before the file is touched.
+  const prefix = checkTablePrefix(o.tablePrefix);
+  const names = prefix ? tableNames(prefix) : undefined;
   const filename = o.filename ?? ':memory:';
   const raw = new Database(filename);
   raw.pragma(`busy_timeout = ${o.busyTimeoutMs ?? 5000}`);
@@ -205,7 +226,8 @@ async function openSqlite(o: SqliteStoreOptions, migrations: 'apply' | 'check' |
   raw.function('pm_iso', { deterministic: true }, (ms: unknown) => (typeof ms === 'number' && Number.isFinite(new Date(ms).getTime()) ? new Date(ms).toISOString() : null));
   const onQuery = o.onQuery;
   const db = new Kysely<any>({
-    dialect: new ImmediateSqliteDialect({ database: cachingDatabase(raw) }),
+    dialect: new ImmediateSqliteDialect({ database: cachingDatabase(raw) }, names),
+    ...(names ? { plugins: [new TablePrefixPlugin(names)] } : {}),
     ...(onQuery || tap
       ? {
           log: (e) => {
@@ -216,9 +238,11 @@ async function openSqlite(o: SqliteStoreOptions, migrations: 'apply' | 'check' |
         }
       : {}),
   });
+  // The statement cache (core sql/statement-cache.ts) keeps SQL text by dialect name: a prefixed store's text differs.
+  const dialect: DialectSupport = names ? { ...sqliteDialectSupport, name: `sqlite:${prefix}` } : sqliteDialectSupport;
   try {
-    if (migrations === 'apply') await migrate(db, sqliteDialectSupport);
-    else if (migrations === 'check') await assertMigrated(db, sqliteDialectSupport);
+    if (migrations === 'apply') await migrate(db, dialect);
+    else if (migrations === 'check') await assertMigrated(db, dialect);
   } catch (err) {
     await db.destroy();
     throw err;
@@ -226,9 +250,12 @@ async function openSqlite(o: SqliteStoreOptions, migrations: 'apply' | 'check' |
   let limits: ReturnType<typeof sqliteRateLimitStore> | undefined;
   return {
     db,
-    dialect: sqliteDialectSupport,
+    dialect,
     transaction: (fn) => db.transaction().execute(fn),
-    rateLimitStore: () => (limits ??= sqliteRateLimitStore(o.rateLimitFile ?? (filename === ':memory:' ? ':memory:' : `${filename}-limits`), o.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: o.busyTimeoutMs })),
+    rateLimitStore: () => (limits ??= sqliteRateLimitStore(o.rateLimitFile ?? (filename === ':memory:' ? ':memory:' : `${filename}-limits`), {
+      ...(o.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: o.busyTimeoutMs }),
+      ...(prefix ? { tablePrefix: prefix } : {}),
+    })),
     close: async () => {
       limits?.close();
       await db.destroy();

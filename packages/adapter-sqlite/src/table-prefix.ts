@@ -4,6 +4,7 @@ import {
   JoinNode,
   ListNode,
   OperationNodeTransformer,
+  RawNode,
   SqliteIntrospector,
   TableNode,
   UsingNode,
@@ -85,11 +86,21 @@ const ROOTS = new Set<string>([
  * then `l.kind`), CTE names, `excluded` and SQLite's own tables keep theirs.
  * Index names (create index) are prefixed too: they share the file's one
  * namespace with the host's.
+ *
+ * kysely runs plugins on a query builder each time it becomes a node,
+ * so a subquery built on its own (`shown.unionAll(end)`) is transformed once
+ * alone and again inside the whole statement. Each name this transformer
+ * gives is remembered with the name it replaced: a second pass leaves it
+ * (never `pm_pm_tasks`), and gives the old name back where the whole
+ * statement shows it was a CTE's (`with w as (…) … select … from w`), which
+ * the subquery alone could not know.
  */
 class TablePrefixTransformer extends OperationNodeTransformer {
   /** Table names of the statements being transformed (outer ones included: correlated references). */
   readonly #tables = new Set<string>();
   readonly #ctes = new Set<string>();
+  /** Identifiers this transformer made, and the names they replaced. */
+  readonly #given = new WeakMap<IdentifierNode, string>();
 
   constructor(private readonly names: TableNames) {
     super();
@@ -109,23 +120,38 @@ class TablePrefixTransformer extends OperationNodeTransformer {
     }
   }
 
+  /** The stored name's identifier, remembered as given here. */
+  #give(name: string): IdentifierNode {
+    const id = IdentifierNode.create(this.names.stored(name));
+    this.#given.set(id, name);
+    return id;
+  }
+
+  /** A name as the statement knew it before this transformer (if it gave it). */
+  #original(id: IdentifierNode): string {
+    return this.#given.get(id) ?? id.name;
+  }
+
   protected override transformSchemableIdentifier(node: SchemableIdentifierNode, queryId?: QueryId): SchemableIdentifierNode {
+    const was = this.#given.get(node.identifier);
+    if (was !== undefined) return this.#ctes.has(was) ? { ...node, identifier: IdentifierNode.create(was) } : node;
     const t = super.transformSchemableIdentifier(node, queryId);
     const name = t.identifier.name;
     if (t.schema || !this.#tables.has(name)) return t;
-    return { ...t, identifier: IdentifierNode.create(this.names.stored(name)) };
+    return { ...t, identifier: this.#give(name) };
   }
 
   protected override transformCreateIndex(node: CreateIndexNode, queryId?: QueryId): CreateIndexNode {
     const t = super.transformCreateIndex(node, queryId);
-    return { ...t, name: IdentifierNode.create(this.names.stored(node.name.name)) };
+    return { ...t, name: this.#given.has(node.name) ? node.name : this.#give(node.name.name) };
   }
 
   /** `references other(id)`: always one of pmapi's tables. */
   protected override transformReferences(node: ReferencesNode, queryId?: QueryId): ReferencesNode {
     const t = super.transformReferences(node, queryId);
-    if (t.table.table.schema) return t;
-    return { ...t, table: TableNode.create(this.names.stored(t.table.table.identifier.name)) };
+    const id = node.table.table.identifier;
+    if (t.table.table.schema || this.#given.has(id)) return { ...t, table: node.table };
+    return { ...t, table: { ...t.table, table: { ...t.table.table, identifier: this.#give(id.name) } } };
   }
 
   #collectCtes(node: OperationNode): Set<string> {
@@ -142,7 +168,7 @@ class TablePrefixTransformer extends OperationNodeTransformer {
     const out = new Set<string>();
     const n = node as Record<string, any>;
     const add = (id: SchemableIdentifierNode) => {
-      const name = id.identifier.name;
+      const name = this.#original(id.identifier);
       if (!id.schema && !isSqliteOwn(name) && !this.#tables.has(name) && !this.#ctes.has(name)) out.add(name);
     };
     const fromExpr = (e: OperationNode | undefined): void => {
@@ -160,8 +186,14 @@ class TablePrefixTransformer extends OperationNodeTransformer {
     fromExpr(n.renameTo);
     for (const j of n.joins ?? []) fromExpr(j.table);
     fromExpr(n.using);
-    // Raw SQL: tables it names with sql.table(…) (`from ${sql.table('links')} as l`).
-    if (node.kind === 'RawNode') for (const p of n.parameters as OperationNode[]) fromExpr(p);
+    // Raw SQL: tables it names with sql.table(…) (`from ${sql.table('links')} as l`), which is a raw node wrapping the table.
+    const rawTables = (raw: RawNode): void => {
+      for (const p of raw.parameters) {
+        if (RawNode.is(p) && p.sqlFragments.every((f) => f === '')) rawTables(p);
+        else fromExpr(p);
+      }
+    };
+    if (RawNode.is(node)) rawTables(node);
     return out;
   }
 }
