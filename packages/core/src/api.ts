@@ -175,6 +175,13 @@ export interface Pmapi {
   openapi(): OpenApiDocument;
   /** A problem response for failures a front end detects itself (oversized body, …). */
   problem(code: ErrorCode, detail: string, url: string, extras?: Record<string, unknown>, mount?: string): HttpResponse;
+  /**
+   * Report to `onRequest` a request the front end answered without `handle` or
+   * `oauth.handle` (a 413 or 408 about the body, two Authorization headers, a
+   * CORS preflight, its last-resort 500), so every request served is seen once.
+   * `startedAt` is the `performance.now()` of its arrival. No-op without `onRequest`.
+   */
+  observe(req: HttpRequest, res: HttpResponse, startedAt: number): void;
   registry: Registry;
   store: SqlStore;
   clock: Clock;
@@ -419,6 +426,14 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     }
     return res;
   };
+  const observe = (req: HttpRequest, res: HttpResponse, startedAt: number): void => {
+    if (!onRequest) return;
+    try {
+      onRequest({ method: req.method.toUpperCase(), route: null, status: res.status, durationMs: performance.now() - startedAt, requestId: res.headers['x-request-id'] ?? null, workspace: null });
+    } catch (err) {
+      (o.onError ?? ((e) => console.error('pmapi: unexpected error', e)))(err, req);
+    }
+  };
   const handle = observed(route, (path) => {
     if (path === healthPath || path === errorsPath || path === versioningPath) return path;
     if (isDocsPath(path)) return `${errorsPath}/{code}`;
@@ -452,6 +467,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     permissions: catalog,
     openapi: () => contract.document(),
     problem: renderProblem,
+    observe,
     registry,
     store: o.store,
     clock,

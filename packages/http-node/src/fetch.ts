@@ -74,7 +74,7 @@ async function readBody(req: Request, limit: number): Promise<Uint8Array | undef
  * app.all('/api/*', (c) => pm(c.req.raw));                  // Hono
  * export const GET = pm, POST = pm, PATCH = pm, DELETE = pm; // Next.js app/api/[...path]/route.ts
  */
-export function toFetchHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<Pick<Pmapi, 'oauth'>>, o: FetchHandlerOptions = {}) {
+export function toFetchHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<Pick<Pmapi, 'oauth' | 'observe'>>, o: FetchHandlerOptions = {}) {
   const bodyLimit = o.bodyLimit ?? 4 * 1024 * 1024;
   const uploadLimit = o.uploadLimit ?? 64 * 1024 * 1024;
   const cors = createCors(o.cors);
@@ -95,14 +95,20 @@ export function toFetchHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<
     });
     const corsHeaders = cors ? cors.headers(headers) : {};
     const reply = (out: HttpResponse) => toResponse(withCors(out, corsHeaders), method);
+    const started = performance.now();
+    /** An answer made here, not by the core: reported to onRequest (the core reports its own). */
+    const own = (out: HttpResponse) => {
+      api.observe?.({ method, url, headers: {}, ...(mount ? { mount } : {}) }, out, started);
+      return out;
+    };
     try {
       const preflight = cors?.preflight(method, headers);
-      if (preflight) return toResponse(preflight, method);
+      if (preflight) return toResponse(own(preflight), method);
       const oauth = api.oauth?.owns(fullPath) ? api.oauth : undefined;
       const legacy = path === LEGACY_BASE || path.startsWith(`${LEGACY_BASE}/`);
       const limit = method === 'PUT' && !legacy ? uploadLimit : bodyLimit;
       const declared = Number(headers['content-length'] ?? 0);
-      const tooLarge = () => reply(api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit }, mount));
+      const tooLarge = () => reply(own(api.problem('payload_too_large', `The body exceeds ${limit} bytes`, url, { limit }, mount)));
       if (declared > limit) return tooLarge();
       const body = await readBody(request, limit);
       if (body === false) return tooLarge();
@@ -113,7 +119,7 @@ export function toFetchHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<
       return reply(await (oauth ? oauth.handle(req) : api.handle(req)));
     } catch (err) {
       console.error('pmapi fetch handler: unhandled error', err);
-      return reply(api.problem('internal_error', 'Internal error', url, {}, mount));
+      return reply(own(api.problem('internal_error', 'Internal error', url, {}, mount)));
     }
   };
 }

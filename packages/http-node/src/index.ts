@@ -123,7 +123,7 @@ function send(res: ServerResponse, out: HttpResponse): void {
  * http.createServer(toNodeHandler(api)).listen(3000);
  * app.use(toNodeHandler(api));   // Express: /api/v3/* answered, the rest passed on
  */
-export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<Pick<Pmapi, 'oauth'>>, o: NodeHandlerOptions = {}) {
+export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<Pick<Pmapi, 'oauth' | 'observe'>>, o: NodeHandlerOptions = {}) {
   const bodyLimit = o.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const uploadLimit = o.uploadLimit ?? DEFAULT_UPLOAD_LIMIT;
   const bodyTimeout = o.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
@@ -160,13 +160,17 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     const apiToken = !oauth && api.oauth !== undefined && path === tokenPath;
     const form = oauth !== undefined || apiToken;
     if (next && !oauth && !apiToken && !legacy && !under(path, base)) return next();
+    const started = performance.now();
     const corsHeaders = cors ? cors.headers(req.headers) : {};
     const reply = (out: HttpResponse) => send(res, withCors(out, corsHeaders));
+    /** An answer made here, not by the core: reported to onRequest (the core reports its own). */
+    const observed = (out: HttpResponse) => api.observe?.({ method: req.method ?? 'GET', url, headers: {}, ...(mount ? { mount } : {}) }, out, started);
     // A CORS preflight from an allowed origin is answered here, before authentication (it carries no token).
     const preflight = cors?.preflight(req.method ?? 'GET', req.headers);
     if (preflight) {
       if (!req.readableEnded) req.resume();
       send(res, preflight);
+      observed(preflight);
       return;
     }
 
@@ -184,6 +188,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
       answered = true;
       clearTimeout(bodyTimer);
       reply(out);
+      observed(out);
       // Nothing left to read (a body parser ran before us, or the body is in): no drain, and above all no
       // timer that would destroy the kept-alive connection later, under whatever request it then carries.
       if (req.readableEnded) return;
@@ -223,7 +228,9 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
         (out) => reply(out),
         (err) => {
           console.error('pmapi http-node: unhandled error', err);
-          reply(api.problem('internal_error', 'Internal error', url, {}, mount));
+          const out = api.problem('internal_error', 'Internal error', url, {}, mount);
+          reply(out);
+          observed(out);
         },
       );
     };
@@ -251,6 +258,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
       answered = true;
       const out = api.problem('request_timeout', `The body did not arrive within ${bodyTimeout} ms`, url, { timeoutMs: bodyTimeout }, mount);
       reply({ ...out, headers: { ...out.headers, connection: 'close' } });
+      observed(out);
       setTimeout(() => req.socket.destroy(), 100).unref();
     }, bodyTimeout);
     bodyTimer?.unref();

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { createPmapi, type Pmapi, type RequestInfo } from '@pmapi/core';
 import { toNodeHandler, toFetchHandler } from '@pmapi/http-node';
 import { frontEndStores } from './stores';
@@ -83,6 +83,47 @@ for (const { name, open } of frontEndStores()) {
       // The token endpoint on the API host, served by api.handle.
       const apiTok = await one('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=nope' });
       expect(apiTok.event).toMatchObject({ route: '/oauth/token', status: 400 });
+    });
+
+    it('answers the front ends make themselves (413, two Authorization headers, CORS preflight) are reported once too', async () => {
+      const small = http.createServer(toNodeHandler(api, { bodyLimit: 16, cors: { origins: ['https://app.example.com'] } }));
+      await new Promise<void>((r) => small.listen(0, '127.0.0.1', r));
+      const at = `http://127.0.0.1:${(small.address() as AddressInfo).port}`;
+      try {
+        const hit = async (init: RequestInit) => {
+          events.length = 0;
+          const res = await fetch(`${at}/api/v3/projects`, init);
+          await res.arrayBuffer();
+          expect(events).toHaveLength(1);
+          expect(events[0]).toMatchObject({ route: null, status: res.status, workspace: null, method: init.method ?? 'GET' });
+          return res;
+        };
+        expect((await hit({ method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x'.repeat(100) }) })).status).toBe(413);
+        expect(events[0]!.requestId).toEqual(expect.any(String));
+        // Two Authorization headers (node:http keeps both in headersDistinct).
+        const two = await new Promise<number>((resolve, reject) => {
+          events.length = 0;
+          const u = new URL(at);
+          const sock = net.connect(Number(u.port), '127.0.0.1', () => {
+            sock.write(`GET /api/v3/members HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nAuthorization: Bearer other\r\nConnection: close\r\n\r\n`);
+          });
+          let text = '';
+          sock.on('data', (c) => (text += c.toString()));
+          sock.on('end', () => resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1])));
+          sock.on('error', reject);
+        });
+        expect(two).toBe(401);
+        expect(events.map((e) => [e.status, e.route])).toEqual([[401, null]]);
+        expect((await hit({ method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } })).status).toBe(204);
+        const pm = toFetchHandler(api, { bodyLimit: 16 });
+        events.length = 0;
+        const big = await pm(new Request('http://pm.test/api/v3/projects', { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x'.repeat(100) }) }));
+        expect(big.status).toBe(413);
+        expect(events.map((e) => [e.status, e.route])).toEqual([[413, null]]);
+      } finally {
+        small.closeAllConnections();
+        small.close();
+      }
     });
 
     it('through toFetchHandler too (one event per request, OAuth included)', async () => {
