@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseDatabaseArg } from '@pmapi/core';
 import type { MigrationPreview, MigrationRunner } from '@pmapi/core/sql';
-import { openSqliteMigrations } from '@pmapi/adapter-sqlite';
+import { TABLE_PREFIX_PATTERN, openSqliteMigrations } from '@pmapi/adapter-sqlite';
 import { POSTGRES_SCHEMA_PATTERN, openPostgresMigrations } from '@pmapi/adapter-postgres';
 
-export const USAGE = `Usage: pmapi migrate --db <postgres-url | sqlite-path> [--schema <name>] [--print]
+export const USAGE = `Usage: pmapi migrate --db <postgres-url | sqlite-path> [--schema <name> | --table-prefix <p>] [--print]
 
 Applies pmapi's pending database migrations and prints each one applied
 (for stores opened with migrate: false, a deployment step).
@@ -14,6 +14,8 @@ Options:
   --db URL|PATH    postgres:// (or postgresql://) URL, or a SQLite file path
                    (default: DATABASE_URL)
   --schema NAME    Postgres schema pmapi's tables live in (default: the connection's search_path)
+  --table-prefix P SQLite: the prefix of pmapi's tables in a file it shares with the host
+                   (as openSqliteStore({ tablePrefix }); default none)
   --print          apply nothing: print the SQL of the pending migrations for review
   --help           this text
 
@@ -40,6 +42,7 @@ interface MigrateArgs {
   db: string;
   dbName: string;
   schema: string | undefined;
+  tablePrefix: string | undefined;
   print: boolean;
 }
 
@@ -51,6 +54,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): MigrateArgs | 'help' {
       options: {
         db: { type: 'string' },
         schema: { type: 'string' },
+        'table-prefix': { type: 'string' },
         print: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -75,7 +79,11 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): MigrateArgs | 'help' {
   if (values.schema !== undefined && !POSTGRES_SCHEMA_PATTERN.test(values.schema)) {
     throw new UsageError(`--schema must be a lower-case identifier (letters, digits, _; at most 63), got '${values.schema}'`);
   }
-  return { db, dbName: values.db !== undefined ? '--db' : 'DATABASE_URL', schema: values.schema, print: values.print };
+  const prefix = values['table-prefix'];
+  if (prefix !== undefined && (!TABLE_PREFIX_PATTERN.test(prefix) || /^sqlite_/i.test(prefix))) {
+    throw new UsageError(`--table-prefix must match ${TABLE_PREFIX_PATTERN} and not start with 'sqlite_', got '${prefix}'`);
+  }
+  return { db, dbName: values.db !== undefined ? '--db' : 'DATABASE_URL', schema: values.schema, tablePrefix: prefix, print: values.print };
 }
 
 /** The SQL of the pending migrations, for review: comments say what it is and how it was found. */
@@ -103,7 +111,9 @@ async function migrateCommand(a: MigrateArgs, io: CliIo): Promise<number> {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  if (target.kind === 'sqlite' && a.schema !== undefined) throw new UsageError('--schema is for Postgres; a SQLite file has no schemas');
+  if (target.kind === 'sqlite' && a.schema !== undefined) throw new UsageError('--schema is for Postgres; a SQLite file has no schemas (--table-prefix shares a file)');
+  if (target.kind === 'postgres' && a.tablePrefix !== undefined) throw new UsageError('--table-prefix is for SQLite; on Postgres give pmapi a schema of its own with --schema');
+  const prefix = a.tablePrefix !== undefined ? { tablePrefix: a.tablePrefix } : {};
   let runner: MigrationRunner;
   let note: string | undefined;
   if (target.kind === 'postgres') {
@@ -114,10 +124,10 @@ async function migrateCommand(a: MigrateArgs, io: CliIo): Promise<number> {
     });
   } else if (a.print && target.filename !== ':memory:' && !existsSync(target.filename)) {
     // --print creates nothing: a file that does not exist yet is previewed as the empty database it would be.
-    runner = await openSqliteMigrations({ filename: ':memory:' });
+    runner = await openSqliteMigrations({ filename: ':memory:', ...prefix });
     note = `${a.dbName} does not exist yet: shown as it would run on a new, empty file (which --print did not create).`;
   } else {
-    runner = await openSqliteMigrations({ filename: target.filename });
+    runner = await openSqliteMigrations({ filename: target.filename, ...prefix });
   }
   try {
     if (a.print) {

@@ -227,7 +227,11 @@ describe('pmapi: bad arguments are one line and exit 2 (issue 16)', () => {
     expect(await pmapi('migrate')).toMatchObject({ code: 2, err: ['pmapi: --db is required (a postgres:// URL or a SQLite file path), or set DATABASE_URL'] });
     expect(await pmapi()).toMatchObject({ code: 2, err: ['pmapi: no command given; the command is migrate (pmapi --help)'] });
     expect(await pmapi('migrat', '--db', 'x.db')).toMatchObject({ code: 2, err: ["pmapi: unknown command 'migrat'; the command is migrate (pmapi --help)"] });
-    expect(await pmapi('migrate', '--db', 'x.db', '--schema', 'pm')).toMatchObject({ code: 2, err: ['pmapi: --schema is for Postgres; a SQLite file has no schemas'] });
+    expect(await pmapi('migrate', '--db', 'x.db', '--schema', 'pm')).toMatchObject({ code: 2, err: ['pmapi: --schema is for Postgres; a SQLite file has no schemas (--table-prefix shares a file)'] });
+    expect(await pmapi('migrate', '--db', 'postgres://127.0.0.1/pm', '--table-prefix', 'pm_')).toMatchObject({ code: 2, err: ['pmapi: --table-prefix is for SQLite; on Postgres give pmapi a schema of its own with --schema'] });
+    for (const bad of ['pm-', 'sqlite_pm', '9pm']) {
+      expect(await pmapi('migrate', '--db', 'x.db', '--table-prefix', bad)).toMatchObject({ code: 2, err: [expect.stringMatching(new RegExp(`^pmapi: --table-prefix must match .* got '${bad}'$`))] });
+    }
     expect(await pmapi('migrate', '--db', 'postgres://127.0.0.1/pm', '--schema', 'Bad-Name')).toMatchObject({ code: 2, err: ["pmapi: --schema must be a lower-case identifier (letters, digits, _; at most 63), got 'Bad-Name'"] });
     // Without --db, DATABASE_URL is used, and named when it is wrong.
     const fromEnv: string[] = [];
@@ -241,7 +245,7 @@ describe('pmapi: bad arguments are one line and exit 2 (issue 16)', () => {
       expect(r).toMatchObject({ code: 0, err: [] });
       expect(r.text).toBe(USAGE);
     }
-    expect(USAGE).toMatch(/^Usage: pmapi migrate --db <postgres-url \| sqlite-path> \[--schema <name>\] \[--print\]/);
+    expect(USAGE).toMatch(/^Usage: pmapi migrate --db <postgres-url \| sqlite-path> \[--schema <name> \| --table-prefix <p>\] \[--print\]/);
   });
 
   it('--print on a SQLite file that does not exist does not create it', async () => {
@@ -261,6 +265,56 @@ describe('pmapi: bad arguments are one line and exit 2 (issue 16)', () => {
   it('the stores refuse a migrate option that is not a boolean, naming it', async () => {
     await expect(openSqliteStore({ migrate: 'no' as unknown as boolean })).rejects.toThrow(/^pmapi: openSqliteStore options\.migrate must be true or false$/);
     await expect(openPostgresStore({ connectionString: 'postgres://127.0.0.1/pm', migrate: 0 as unknown as boolean })).rejects.toThrow(/^pmapi: openPostgresStore options\.migrate must be true or false$/);
+  });
+});
+
+describe('[sqlite] pmapi migrate --table-prefix: pmapi beside the host in its file (issue 16)', () => {
+  it("--print shows prefixed names and writes nothing; migrate creates only prefixed tables and leaves the host's; the store opens with migrate: false", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pmapi-cli-prefix-'));
+    const file = join(dir, 'host.db');
+    const sqlite = () => new Database(file);
+    try {
+      const host = sqlite();
+      host.exec("create table tasks (handle text primary key, done integer); insert into tasks values ('host-task', 0)");
+      host.close();
+      const names = () => {
+        const d = sqlite();
+        try {
+          return (d.prepare("select name from sqlite_master where type = 'table' order by name").all() as { name: string }[]).map((r) => r.name);
+        } finally {
+          d.close();
+        }
+      };
+
+      const print = await pmapi('migrate', '--db', file, '--table-prefix', 'pm_', '--print');
+      expect(print.code).toBe(0);
+      expect(print.text).toMatch(/^create table "pm_tasks" \(/m);
+      expect(print.text).not.toMatch(/^create table "tasks"/m);
+      expect(names()).toEqual(['tasks']);
+
+      const r = await pmapi('migrate', '--db', file, '--table-prefix', 'pm_');
+      expect(r.out.at(-1)).toBe(`pmapi migrate: ${ALL.length} migrations applied`);
+      const after = names();
+      expect(after.filter((n) => !n.startsWith('pm_'))).toEqual(['tasks']);
+      expect(after).toEqual(expect.arrayContaining(['pm_tasks', 'pm_workspaces', 'pm_pmapi_migrations']));
+      expect((await pmapi('migrate', '--db', file, '--table-prefix', 'pm_')).out).toEqual(['pmapi migrate: up to date (no pending migrations)']);
+
+      // The prefix is part of the database's identity: without it the file has none of pmapi's migrations.
+      await expect(openSqliteStore({ filename: file, migrate: false })).rejects.toBeInstanceOf(PendingMigrationsError);
+      const store = await openSqliteStore({ filename: file, tablePrefix: 'pm_', migrate: false });
+      const api = await createPmapi({ store });
+      try {
+        const ws = await api.admin.createWorkspace({ name: 'Beside', owner: { name: 'Ada' } });
+        expect(ws.ownerMemberId).toBeTruthy();
+      } finally {
+        await api.close();
+      }
+      const d = sqlite();
+      expect(d.prepare('select * from tasks').all()).toEqual([{ handle: 'host-task', done: 0 }]);
+      d.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
