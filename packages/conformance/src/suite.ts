@@ -39,6 +39,7 @@ import { accessReviewSuite } from './suites/access-review';
 import { webhooksSuite } from './suites/webhooks';
 import { oauthSuite } from './suites/oauth';
 import { oauthHostSuite } from './suites/oauth-host';
+import { oauthHostAbuseSuite } from './suites/oauth-host-abuse';
 import { registrySuite } from './suites/registry-generated';
 import { fastPathSuite } from './suites/fast-path';
 import { projectOperationsSuite } from './suites/resources/project-operations';
@@ -102,6 +103,7 @@ export function runConformance(factory: StoreFactory): void {
   webhooksSuite(factory);
   oauthSuite(factory);
   oauthHostSuite(factory);
+  oauthHostAbuseSuite(factory);
   registrySuite(factory);
   fastPathSuite(factory);
   projectOperationsSuite(factory);

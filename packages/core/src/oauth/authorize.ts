@@ -150,19 +150,24 @@ async function check(ctx: OAuthContext, q: URLSearchParams): Promise<Checked> {
   return { kind: 'ok', client, redirectUri, scope, rawScope, state, codeChallenge: challenge };
 }
 
-function csrfToken(ctx: OAuthContext, memberId: string, c: Extract<Checked, { kind: 'ok' }>, exp: number): string {
+/**
+ * The consent form's CSRF token: the signed-in member, the request and the
+ * workspace the page preselected (`defaultTeamId`, what a form posted without a
+ * `workspace` field connects), signed and expiring.
+ */
+function csrfToken(ctx: OAuthContext, memberId: string, c: Extract<Checked, { kind: 'ok' }>, exp: number, defaultTeamId: string): string {
   const mac = createHmac('sha256', ctx.key)
-    .update(JSON.stringify(['consent', memberId, c.client.id, c.redirectUri, c.rawScope, c.state, c.codeChallenge, exp]))
+    .update(JSON.stringify(['consent', memberId, c.client.id, c.redirectUri, c.rawScope, c.state, c.codeChallenge, exp, defaultTeamId]))
     .digest('base64url');
   return `${exp}.${mac}`;
 }
 
-function csrfValid(ctx: OAuthContext, memberId: string, c: Extract<Checked, { kind: 'ok' }>, token: string | undefined, now: number): boolean {
+function csrfValid(ctx: OAuthContext, memberId: string, c: Extract<Checked, { kind: 'ok' }>, token: string | undefined, now: number, defaultTeamId: string): boolean {
   const m = /^(\d{1,15})\.([A-Za-z0-9_-]{43})$/.exec(token ?? '');
   if (!m) return false;
   const exp = Number(m[1]);
   if (exp <= now) return false;
-  const a = Buffer.from(csrfToken(ctx, memberId, c, exp));
+  const a = Buffer.from(csrfToken(ctx, memberId, c, exp, defaultTeamId));
   const b = Buffer.from(token!);
   return a.length === b.length && timingSafeEqual(a, b);
 }
@@ -207,7 +212,9 @@ export async function handleAuthorize(ctx: OAuthContext, req: HttpRequest): Prom
   // The person's workspaces the app may reach (the signed-in membership and the person's other active ones).
   const reachable = (await personMemberships(ctx, member)).filter((m) => c.client.teamId === null || c.client.teamId === m.teamId);
   if (reachable.length === 0) return deny('This app is registered for another workspace');
-  const offered = reachable.map((m) => ({ m, granted: clampScopes(ctx.registry, c.scope, m.permissions) })).filter((o) => o.granted.length > 0);
+  // One choice per workspace: of a person's several memberships in one workspace, the signed-in one, else the oldest that qualifies.
+  const offered = reachable.map((m) => ({ m, granted: clampScopes(ctx.registry, c.scope, m.permissions) }))
+    .filter((o, i, all) => o.granted.length > 0 && !all.slice(0, i).some((p) => p.granted.length > 0 && p.m.teamId === o.m.teamId));
   if (offered.length === 0) {
     return redirectTo(ctx, c.redirectUri, { error: 'invalid_scope', error_description: "Your role grants none of the requested scope", state: c.state });
   }
@@ -215,7 +222,9 @@ export async function handleAuthorize(ctx: OAuthContext, req: HttpRequest): Prom
   const now = ctx.clock.now();
 
   if (method === 'POST') {
-    if (!csrfValid(ctx, memberId, c, params.get('csrf_token') ?? undefined, now)) {
+    // The token binds the preselected workspace too: if it moved since the page was shown (the signed-in role lost
+    // the scope), a form posted without a choice must not connect a workspace the page never named.
+    if (!csrfValid(ctx, memberId, c, params.get('csrf_token') ?? undefined, now, preferred.m.teamId)) {
       return errorPage('invalid_request', 'The consent form expired or was not issued to you; start again from the app', 403);
     }
     const decision = params.get('decision');
@@ -241,7 +250,7 @@ export async function handleAuthorize(ctx: OAuthContext, req: HttpRequest): Prom
   const first = workspaces[offered.indexOf(preferred)]!;
   const fields: Record<string, string> = {};
   for (const k of PARAMS) fields[k] = params.get(k)!;
-  fields.csrf_token = csrfToken(ctx, memberId, c, now + CONSENT_TTL_MS);
+  fields.csrf_token = csrfToken(ctx, memberId, c, now + CONSENT_TTL_MS, preferred.m.teamId);
   const view: ConsentView = {
     client: { id: c.client.id, name: c.client.name },
     workspace: { id: first.id, name: first.name },
@@ -255,18 +264,19 @@ export async function handleAuthorize(ctx: OAuthContext, req: HttpRequest): Prom
   };
   if (!ctx.renderConsent) return { status: 200, headers: { ...PAGE_HEADERS }, body: defaultConsentPage(view) };
   let page: ConsentPage;
+  let headers: Record<string, string>;
   try {
     page = await ctx.renderConsent(view, req);
     if (typeof page !== 'string' && (typeof page !== 'object' || page === null || typeof page.body !== 'string')) {
       throw new TypeError('pmapi oauth: renderConsent must return the HTML string or { body, headers }');
     }
+    headers = typeof page === 'string' ? { ...PAGE_HEADERS } : consentHeaders(page.headers);
   } catch (err) {
     // The host's renderer failed: a plain page, nothing of the error shown; the host hears of it through onError.
     ctx.onError?.(err, req);
     return errorPage('server_error', 'The consent page could not be shown. Try again later.', 500, false);
   }
-  if (typeof page === 'string') return { status: 200, headers: { ...PAGE_HEADERS }, body: page };
-  return { status: 200, headers: consentHeaders(page.headers), body: page.body };
+  return { status: 200, headers, body: typeof page === 'string' ? page : page.body };
 }
 
 /** Every active membership of the signed-in member's person, that one first, with the permissions each role grants. */
@@ -280,19 +290,36 @@ async function personMemberships(ctx: OAuthContext, signedIn: MemberState): Prom
   return out;
 }
 
-/** Headers a host's renderer may not change: the page holds a single-use CSRF token and must not be cached or re-typed. */
-const LOCKED_HEADERS = new Set(['cache-control', 'pragma', 'content-type', 'content-length', 'location', 'transfer-encoding']);
+/**
+ * Headers a host's renderer may not change: the page holds a CSRF token and the person's data, so it is never cached
+ * (by the browser, a CDN or a surrogate), re-typed or re-encoded, and the framing of the message stays the front end's.
+ */
+const LOCKED_HEADERS = new Set([
+  'cache-control', 'pragma', 'expires', 'cdn-cache-control', 'surrogate-control', 'content-type', 'content-length', 'content-encoding',
+  'location', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'trailer',
+]);
+/** RFC 9110 §5.1 field name (token) and §5.5 field value (visible ASCII, obs-text, space and tab: no CR, LF, NUL, nothing above U+00FF). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
  * The consent page's headers with the host's on top (its CSP, say), except
  * {@link LOCKED_HEADERS}; a CSP without `frame-ancestors` gets
  * `frame-ancestors 'none'` (the consent screen is never framed: clickjacking).
+ * Throws on headers that are not valid HTTP (the front end could not send them;
+ * a line break is header injection): the renderer failed.
  */
 export function consentHeaders(host: Record<string, string> | undefined): Record<string, string> {
   const out: Record<string, string> = { ...PAGE_HEADERS };
+  if (host !== undefined && (typeof host !== 'object' || host === null || Array.isArray(host))) {
+    throw new TypeError('pmapi oauth: renderConsent headers must be an object of header names to string values');
+  }
   for (const [k, v] of Object.entries(host ?? {})) {
+    if (!HEADER_NAME.test(k)) throw new TypeError(`pmapi oauth: renderConsent header name ${JSON.stringify(k)} is not a valid HTTP header name`);
+    if (typeof v !== 'string') throw new TypeError(`pmapi oauth: renderConsent header ${k} must be a string (one value per header)`);
+    if (!HEADER_VALUE.test(v)) throw new TypeError(`pmapi oauth: renderConsent header ${k} holds a line break or a character HTTP cannot carry`);
     const key = k.toLowerCase();
-    if (typeof v !== 'string' || LOCKED_HEADERS.has(key) || /[\r\n]/.test(v)) continue;
+    if (LOCKED_HEADERS.has(key)) continue;
     out[key] = v;
   }
   const csp = out['content-security-policy']!.trim().replace(/;\s*$/, '');

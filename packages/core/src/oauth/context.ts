@@ -43,9 +43,13 @@ export interface ConsentWorkspace {
 /**
  * What a consent renderer returns: the page's HTML, or the HTML and headers
  * of the host's own (a `content-security-policy` that allows its stylesheet,
- * for one). `cache-control`, `pragma` and `content-type` stay pmapi's (the
- * page carries a single-use CSRF token); a policy without `frame-ancestors`
- * gets `frame-ancestors 'none'` added (no framing of the consent screen).
+ * for one). Caching, type and encoding headers (`cache-control`, `pragma`,
+ * `expires`, `cdn-cache-control`, `surrogate-control`, `content-type`,
+ * `content-encoding`, ...) stay pmapi's (the page carries a CSRF token); a
+ * policy without `frame-ancestors` gets `frame-ancestors 'none'` added (no
+ * framing of the consent screen). A header that is not valid HTTP (a line
+ * break, a name with a space, a character above U+00FF, a non-string value)
+ * fails the renderer: 500 `server_error` page, `onError`.
  */
 export type ConsentPage = string | { body: string; headers?: Record<string, string> };
 

@@ -1,0 +1,59 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createPmapi, type ConsentPage, type Pmapi } from '@pmapi/core';
+import { openSqliteStore } from '@pmapi/adapter-sqlite';
+import { toNodeHandler, toFetchHandler } from '@pmapi/http-node';
+
+// Issue 17 review: a host renderer's header that is not valid HTTP (a name with a space, a value with a character
+// above U+00FF) used to reach res.writeHead / new Response, which throw: under toNodeHandler the throw escaped the
+// promise chain (the request hung, the rejection went unhandled). It is now the renderer's failure: 500 server_error.
+describe('[http-node] a consent renderer with invalid headers over a real server', () => {
+  let api: Pmapi;
+  let server: http.Server;
+  let base = '';
+  let memberId: string;
+  let clientId: string;
+  let page: ConsentPage = '';
+  const errors: unknown[] = [];
+  const issuer = 'http://127.0.0.1:1';
+  const q = () => new URLSearchParams({
+    response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1/cb', scope: 'read', state: 's',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+  });
+
+  beforeAll(async () => {
+    api = await createPmapi({
+      store: await openSqliteStore(), rateLimiter: false, onError: (err) => { errors.push(err); },
+      oauth: { issuer, currentMember: () => memberId, signInUrl: (r) => `/login?next=${encodeURIComponent(r)}`, renderConsent: () => page },
+    });
+    const ws = await api.admin.createWorkspace({ name: 'Host', owner: { name: 'Hana' } });
+    memberId = ws.ownerMemberId;
+    clientId = (await api.admin.registerOAuthClient({ name: 'CLI', type: 'public', redirectUris: ['http://127.0.0.1/cb'] })).clientId;
+    server = http.createServer(toNodeHandler(api));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    await api.close();
+  });
+
+  for (const headers of [{ 'x brand': 'a' }, { 'x-brand': 'snow \u2603' }, { 'x-brand': 'nul\u0000' }] as Record<string, string>[]) {
+    it(`toNodeHandler and toFetchHandler answer 500 server_error for ${JSON.stringify(headers)}, and keep serving`, async () => {
+      page = { body: '<p>consent</p>', headers };
+      errors.length = 0;
+      const res = await fetch(`${base}/oauth/authorize?${q()}`, { signal: AbortSignal.timeout(5000) });
+      expect(res.status).toBe(500);
+      expect(await res.text()).toContain('data-error="server_error"');
+      expect(errors).toHaveLength(1);
+      const viaFetch = await toFetchHandler(api)(new Request(`http://127.0.0.1/oauth/authorize?${q()}`));
+      expect(viaFetch.status).toBe(500);
+      expect(await viaFetch.text()).toContain('data-error="server_error"');
+      page = { body: '<p>consent</p>', headers: { 'x-brand': 'ok' } };
+      const fine = await fetch(`${base}/oauth/authorize?${q()}`, { signal: AbortSignal.timeout(5000) });
+      expect(fine.status).toBe(200);
+      expect(fine.headers.get('x-brand')).toBe('ok');
+    });
+  }
+});
