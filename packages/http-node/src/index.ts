@@ -225,7 +225,16 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
       // hostRequest: the host's own request (Express's req, with its session), for the embedding application's hooks.
       const request: HttpRequest = { method: req.method ?? 'GET', url, headers, body, remoteAddress: clientAddress(req, o.trustProxy), hostRequest: req, ...(mount ? { mount } : {}) };
       (oauth ? oauth.handle(request) : api.handle(request)).then(
-        (out) => reply(out),
+        (out) => {
+          // res.writeHead throws on a header Node cannot send (a bad name, a line break): answer 500, never hang.
+          try {
+            reply(out);
+          } catch (err) {
+            console.error('pmapi http-node: the response could not be sent', err);
+            if (res.headersSent) res.destroy();
+            else reply(api.problem('internal_error', 'Internal error', url, {}, mount));
+          }
+        },
         (err) => {
           console.error('pmapi http-node: unhandled error', err);
           const out = api.problem('internal_error', 'Internal error', url, {}, mount);

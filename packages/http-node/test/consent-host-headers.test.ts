@@ -57,3 +57,29 @@ describe('[http-node] a consent renderer with invalid headers over a real server
     });
   }
 });
+
+describe('[http-node] toNodeHandler and a response whose headers Node cannot send', () => {
+  it('answers 500 internal_error (not a hung request or an unhandled rejection) and keeps serving', async () => {
+    const api = await createPmapi({ store: await openSqliteStore(), rateLimiter: false });
+    let headers: Record<string, string> = { 'x bad': '1' };
+    const server = http.createServer(toNodeHandler({ handle: async () => ({ status: 200, headers, body: 'ok' }), problem: api.problem.bind(api) }));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      for (const bad of [{ 'x bad': '1' }, { 'x-ok': 'a\r\nset-cookie: sid=evil' }, { 'x-ok': '\u2603' }]) {
+        headers = bad;
+        const res = await fetch(`${base}/api/v3/projects`, { signal: AbortSignal.timeout(5000) });
+        expect(res.status).toBe(500);
+        expect(res.headers.get('set-cookie')).toBeNull();
+        expect((await res.json() as { code?: string }).code).toBe('internal_error');
+      }
+      headers = { 'x-ok': 'fine' };
+      const ok = await fetch(`${base}/api/v3/projects`, { signal: AbortSignal.timeout(5000) });
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('x-ok')).toBe('fine');
+    } finally {
+      await new Promise((r) => server.close(r));
+      await api.close();
+    }
+  });
+});
