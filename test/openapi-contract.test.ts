@@ -41,6 +41,11 @@ describe('reply contract (issue 17)', () => {
     contract.checkReply('GET', missing.url, missing.reply);
     const unknown = await call('GET', '/no-such-thing');
     contract.checkReply('GET', unknown.url, unknown.reply);
+    const health = await call('GET', '/health');
+    expect(health.reply.status).toBe(200);
+    contract.checkReply('GET', health.url, health.reply);
+    const doc = await call('GET', '/openapi.json');
+    contract.checkReply('GET', doc.url, doc.reply);
     const deleted = await call('DELETE', `/projects/${created.reply.body.id}`);
     expect(deleted.reply.status).toBe(204);
     contract.checkReply('DELETE', deleted.url, deleted.reply);

@@ -31,6 +31,7 @@ describe('OpenAPI document (issue 17)', () => {
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('GET, HEAD');
     expect(api.openapi()).toBe(api.openapi());
+    expect(served.body.paths['/openapi.json'].get.security).toEqual([]);
   });
 
   it('validates as OpenAPI 3.1 with a stock validator', async () => {

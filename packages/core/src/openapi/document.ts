@@ -286,6 +286,22 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
     });
   }
 
+  // The two unauthenticated endpoints beside the API: health and this document.
+  add('/health', 'GET', {
+    operationId: 'getHealth', summary: 'Health: one round trip to the store', tags: ['meta'], security: [],
+    responses: {
+      200: json({ type: 'object', properties: { status: { const: 'ok' } }, required: ['status'], additionalProperties: false }, 'The store answered.', {}),
+      503: json({ type: 'object', properties: { status: { const: 'unavailable' } }, required: ['status'], additionalProperties: false }, 'The store did not answer (Retry-After: 1).', {}),
+    },
+  });
+  add('/openapi.json', 'GET', {
+    operationId: 'getOpenApiDocument', summary: 'This document', tags: ['meta'], security: [],
+    responses: {
+      200: { description: 'The OpenAPI 3.1 document, with an ETag.', headers: { ETag: { schema: { type: 'string' } } }, content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'] } } } },
+      304: { description: 'Not modified (If-None-Match matched the ETag).' },
+    },
+  });
+
   // Webhook event payloads: one entry per catalog name.
   const webhooks: Record<string, unknown> = {};
   const catalog = eventCatalog(registry);
@@ -330,7 +346,7 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
     },
     servers: [{ url: basePath }],
     security: [{ bearerAuth: [] }],
-    tags: registry.all().map((r) => ({ name: r.path })),
+    tags: [...registry.all().map((r) => ({ name: r.path })), { name: 'meta', description: 'Unauthenticated endpoints beside the API.' }],
     paths,
     webhooks,
     components: {
