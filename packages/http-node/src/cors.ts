@@ -13,6 +13,9 @@ export interface CorsOptions {
   maxAge?: number;
 }
 
+/** The OAuth consent page's path under the issuer (core's AUTHORIZE_PATH): a navigation, never cross-origin readable. */
+export const CONSENT_PATH = '/oauth/authorize';
+
 /** Methods the API answers (v3: GET HEAD POST PATCH DELETE; blob uploads and legacy updates: PUT). */
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
 /** Request headers a browser may send beyond the safelisted ones. */

@@ -1,5 +1,5 @@
 import type { HttpRequest, HttpResponse, Pmapi } from '@pmapi/core';
-import { createCors, withCors, type CorsOptions } from './cors';
+import { createCors, withCors, CONSENT_PATH, type CorsOptions } from './cors';
 
 // No node: imports here: this front end runs wherever `Request`/`Response` exist (Node ≥ 20, Bun, Deno, workers).
 
@@ -93,7 +93,9 @@ export function toFetchHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<
     request.headers.forEach((v, k) => {
       headers[k] = v;
     });
-    const corsHeaders = cors ? cors.headers(headers) : {};
+    // The consent page (CSRF token inside) is never CORS-readable: see toNodeHandler.
+    const consent = api.oauth?.owns(fullPath) === true && fullPath.endsWith(CONSENT_PATH);
+    const corsHeaders = cors && !consent ? cors.headers(headers) : {};
     const reply = (out: HttpResponse) => toResponse(withCors(out, corsHeaders), method);
     const started = performance.now();
     /** An answer made here, not by the core: reported to onRequest (the core reports its own). */
@@ -102,7 +104,7 @@ export function toFetchHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<
       return out;
     };
     try {
-      const preflight = cors?.preflight(method, headers);
+      const preflight = consent ? undefined : cors?.preflight(method, headers);
       if (preflight) return toResponse(own(preflight), method);
       const oauth = api.oauth?.owns(fullPath) ? api.oauth : undefined;
       const legacy = path === LEGACY_BASE || path.startsWith(`${LEGACY_BASE}/`);

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { HttpRequest, HttpResponse, Pmapi } from '@pmapi/core';
-import { createCors, withCors, type CorsOptions } from './cors';
+import { createCors, withCors, CONSENT_PATH, type CorsOptions } from './cors';
 
 export { createCors, withCors, type Cors, type CorsOptions } from './cors';
 export { toFetchHandler, type FetchHandlerOptions } from './fetch';
@@ -36,7 +36,7 @@ export interface NodeHandlerOptions {
    */
   trustProxy?: boolean | ((address: string) => boolean);
   /**
-   * Where v3 is, *inside* the mount (default `/api/v3`; pass createPmapi's `basePath` if you changed it);
+   * Where v3 is, *inside* the mount (default: createPmapi's `basePath`, which the API carries, so it is not repeated here);
    * other paths go to `next` in middleware use, else 404. Mounted under a prefix (`app.use('/pm', …)`),
    * the prefix is not repeated here: the host strips it from `req.url`.
    */
@@ -123,12 +123,13 @@ function send(res: ServerResponse, out: HttpResponse): void {
  * http.createServer(toNodeHandler(api)).listen(3000);
  * app.use(toNodeHandler(api));   // Express: /api/v3/* answered, the rest passed on
  */
-export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<Pick<Pmapi, 'oauth' | 'observe'>>, o: NodeHandlerOptions = {}) {
+export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<Pick<Pmapi, 'oauth' | 'observe' | 'basePath'>>, o: NodeHandlerOptions = {}) {
   const bodyLimit = o.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const uploadLimit = o.uploadLimit ?? DEFAULT_UPLOAD_LIMIT;
   const bodyTimeout = o.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   const drainTimeout = o.drainTimeoutMs ?? 2_000;
   const drainLimit = o.drainLimit ?? 16 * 1024 * 1024;
+  // createPmapi's basePath by default: a changed basePath is set once, not repeated here (issue 16 "One setting").
   const base = (o.basePath ?? '/api/v3').replace(/\/$/, '');
   const cors = createCors(o.cors);
   return function pmapiHandler(req: IncomingMessage, res: ServerResponse, next?: Next): void {
@@ -161,12 +162,15 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     const form = oauth !== undefined || apiToken;
     if (next && !oauth && !apiToken && !legacy && !under(path, base)) return next();
     const started = performance.now();
-    const corsHeaders = cors ? cors.headers(req.headers) : {};
+    // The consent page holds a CSRF token: another origin reading it with the person's cookies could post "allow"
+    // for its own client. CORS (for the API's bearer callers) never covers it, whatever the origins and credentials.
+    const consent = oauth !== undefined && fullPath.endsWith(CONSENT_PATH);
+    const corsHeaders = cors && !consent ? cors.headers(req.headers) : {};
     const reply = (out: HttpResponse) => send(res, withCors(out, corsHeaders));
     /** An answer made here, not by the core: reported to onRequest (the core reports its own). */
     const observed = (out: HttpResponse) => api.observe?.({ method: req.method ?? 'GET', url, headers: {}, ...(mount ? { mount } : {}) }, out, started);
     // A CORS preflight from an allowed origin is answered here, before authentication (it carries no token).
-    const preflight = cors?.preflight(req.method ?? 'GET', req.headers);
+    const preflight = consent ? undefined : cors?.preflight(req.method ?? 'GET', req.headers);
     if (preflight) {
       if (!req.readableEnded) req.resume();
       send(res, preflight);

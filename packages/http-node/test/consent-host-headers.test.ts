@@ -66,7 +66,7 @@ describe('[http-node] toNodeHandler and a response whose headers Node cannot sen
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      for (const bad of [{ 'x bad': '1' }, { 'x-ok': 'a\r\nset-cookie: sid=evil' }, { 'x-ok': '\u2603' }]) {
+      for (const bad of [{ 'x bad': '1' }, { 'x-ok': 'a\r\nset-cookie: sid=evil' }, { 'x-ok': '\u2603' }] as Record<string, string>[]) {
         headers = bad;
         const res = await fetch(`${base}/api/v3/projects`, { signal: AbortSignal.timeout(5000) });
         expect(res.status).toBe(500);
@@ -81,5 +81,64 @@ describe('[http-node] toNodeHandler and a response whose headers Node cannot sen
       await new Promise((r) => server.close(r));
       await api.close();
     }
+  });
+});
+
+// The consent page holds the CSRF token: a page another origin may read with the person's cookies is a consent
+// CSRF (read the token, post "allow" for the attacker's client). CORS (meant for the API's bearer callers) never
+// applies to GET/POST /oauth/authorize, even with origins '*' and credentials; the token endpoint keeps it (SPAs).
+describe('[http-node] CORS never covers the consent page', () => {
+  let api: Pmapi;
+  let memberId: string;
+  let clientId: string;
+  const issuer = 'http://127.0.0.1:1';
+  const cors = { origins: ['*'], credentials: true };
+  const evil = { origin: 'https://evil.invalid' };
+  const q = () => new URLSearchParams({
+    response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1/cb', scope: 'read', state: 's',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+  });
+  beforeAll(async () => {
+    api = await createPmapi({
+      store: await openSqliteStore(), rateLimiter: false,
+      oauth: { issuer, currentMember: () => memberId, signInUrl: (r) => `/login?next=${encodeURIComponent(r)}`, tokenRateLimit: false },
+    });
+    const ws = await api.admin.createWorkspace({ name: 'Host', owner: { name: 'Hana' } });
+    memberId = ws.ownerMemberId;
+    clientId = (await api.admin.registerOAuthClient({ name: 'CLI', type: 'public', redirectUris: ['http://127.0.0.1/cb'] })).clientId;
+  });
+  afterAll(async () => { await api.close(); });
+
+  it('toNodeHandler: the consent page and its post carry no CORS headers; a preflight to it is not answered; the token endpoint keeps CORS', async () => {
+    const server = http.createServer(toNodeHandler(api, { cors }));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const page = await fetch(`${base}/oauth/authorize?${q()}`, { headers: evil });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('csrf_token');
+      expect(page.headers.get('access-control-allow-origin')).toBeNull();
+      expect(page.headers.get('access-control-allow-credentials')).toBeNull();
+      const post = await fetch(`${base}/oauth/authorize`, { method: 'POST', headers: { ...evil, 'content-type': 'application/x-www-form-urlencoded' }, body: `${q()}&decision=deny`, redirect: 'manual' });
+      expect(post.headers.get('access-control-allow-origin')).toBeNull();
+      const pre = await fetch(`${base}/oauth/authorize`, { method: 'OPTIONS', headers: { ...evil, 'access-control-request-method': 'POST' } });
+      expect(pre.headers.get('access-control-allow-origin')).toBeNull();
+      const token = await fetch(`${base}/oauth/token`, { method: 'POST', headers: { ...evil, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=refresh_token&refresh_token=x&client_id=y' });
+      expect(token.headers.get('access-control-allow-origin')).toBe('https://evil.invalid');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('toFetchHandler: the same', async () => {
+    const handler = toFetchHandler(api, { cors });
+    const page = await handler(new Request(`http://127.0.0.1/oauth/authorize?${q()}`, { headers: evil }));
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('csrf_token');
+    expect(page.headers.get('access-control-allow-origin')).toBeNull();
+    const pre = await handler(new Request('http://127.0.0.1/oauth/authorize', { method: 'OPTIONS', headers: { ...evil, 'access-control-request-method': 'POST' } }));
+    expect(pre.headers.get('access-control-allow-origin')).toBeNull();
+    const token = await handler(new Request('http://127.0.0.1/oauth/token', { method: 'POST', headers: { ...evil, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=refresh_token&refresh_token=x&client_id=y' }));
+    expect(token.headers.get('access-control-allow-origin')).toBe('https://evil.invalid');
   });
 });

@@ -271,12 +271,13 @@ export function oauthHostAbuseSuite(factory: StoreFactory): void {
       }
     });
 
-    it("a renderer cannot re-type, re-encode or make the page cacheable (content-encoding, CDN cache headers stay pmapi's); a plain cookie it may set", async () => {
+    it("a renderer cannot re-type, re-encode, make cacheable or open to other origins the page (content-encoding, CDN cache, CORS headers); a plain cookie it may set", async () => {
       renderer = (view) => ({
         body: hiddenOnly(view),
         headers: {
           'Content-Encoding': 'gzip', 'CDN-Cache-Control': 'max-age=600', 'Surrogate-Control': 'max-age=600', 'Expires': 'Thu, 01 Jan 2099 00:00:00 GMT',
           'Content-Type': 'text/plain', 'Cache-Control': 'public', 'Set-Cookie': 'brand=1; Path=/; HttpOnly',
+          'Access-Control-Allow-Origin': 'https://evil.invalid', 'Access-Control-Allow-Credentials': 'true',
         },
       });
       const { url } = authUrl();
@@ -289,6 +290,8 @@ export function oauthHostAbuseSuite(factory: StoreFactory): void {
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
       expect(res.headers['cache-control']).toBe('no-store');
       expect(res.headers['set-cookie']).toBe('brand=1; Path=/; HttpOnly');
+      // No CORS on the page: another origin must never read its CSRF token.
+      expect(Object.keys(res.headers).filter((k) => k.startsWith('access-control-'))).toEqual([]);
     });
 
     it("the host's request is never serialized or echoed: a flow and a v3 call with an unserializable host request succeed and nothing carries it", async () => {

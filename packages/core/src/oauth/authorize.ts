@@ -319,7 +319,8 @@ export function consentHeaders(host: Record<string, string> | undefined): Record
     if (typeof v !== 'string') throw new TypeError(`pmapi oauth: renderConsent header ${k} must be a string (one value per header)`);
     if (!HEADER_VALUE.test(v)) throw new TypeError(`pmapi oauth: renderConsent header ${k} holds a line break or a character HTTP cannot carry`);
     const key = k.toLowerCase();
-    if (LOCKED_HEADERS.has(key)) continue;
+    // CORS on the consent page would let another origin read the CSRF token with the person's cookies.
+    if (LOCKED_HEADERS.has(key) || key.startsWith('access-control-')) continue;
     out[key] = v;
   }
   const csp = out['content-security-policy']!.trim().replace(/;\s*$/, '');
