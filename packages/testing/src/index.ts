@@ -260,8 +260,9 @@ export async function createTestApi(options: TestApiOptions = {}): Promise<TestA
   };
 
   let api: Pmapi;
+  let extra: Partial<PmapiOptions> = {};
   try {
-    const extra = typeof options.api === 'function' ? options.api({ clock, store }) : (options.api ?? {});
+    extra = typeof options.api === 'function' ? options.api({ clock, store }) : (options.api ?? {});
     api = await createPmapi({
       store,
       clock,
@@ -277,7 +278,7 @@ export async function createTestApi(options: TestApiOptions = {}): Promise<TestA
   }
   // Delivery with the real worker (claims, signing, retries, the log), its sender swapped for the capture; jitter off.
   const worker = createWebhookWorker({ store, sender: capture, clock, random: () => 0.5 });
-  const basePath = (typeof options.api === 'function' ? undefined : options.api?.basePath)?.replace(/\/$/, '') ?? '/api/v3';
+  const basePath = extra.basePath?.replace(/\/$/, '') ?? '/api/v3';
   const onResponse = options.onResponse;
 
   async function request(method: string, path: string, o: RequestOptions = {}): Promise<Reply> {

@@ -213,6 +213,20 @@ describe('@pmapi/testing options (issue 17)', () => {
     }
   });
 
+  it('paths follow the API\'s basePath, given as options or by a function of the clock and store', async () => {
+    for (const api of [{ basePath: '/v3' }, () => ({ basePath: '/v3/' })]) {
+      const urls: string[] = [];
+      const t = await createTestApi({ api, onResponse: (_m, url) => void urls.push(url) });
+      try {
+        expect(t.basePath).toBe('/v3');
+        expect((await t.as(t.a.owner).get('/members')).status).toBe(200);
+        expect(urls).toEqual(['/v3/members']);
+      } finally {
+        await t.close();
+      }
+    }
+  });
+
   it('parseDuration reads ms and unit text and refuses the rest', () => {
     expect(parseDuration(1500)).toBe(1500);
     expect(parseDuration('2h')).toBe(7_200_000);
