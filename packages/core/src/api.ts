@@ -137,6 +137,8 @@ export interface Pmapi {
   handle(req: HttpRequest): Promise<HttpResponse>;
   /** The OAuth 2.1 authorization server, when `oauth` options were given. */
   oauth?: OAuthServer;
+  /** Where v3 is (createPmapi's `basePath`, no trailing slash): front ends read it, so it is set once. */
+  readonly basePath: string;
   /** Workspaces, members and tokens for the embedding application. */
   admin: Admin;
   /** Background work the host schedules (e.g. every minute). */
@@ -448,6 +450,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   return {
     handle,
     ...(oauth ? { oauth } : {}),
+    basePath: base,
     admin: new Admin(o.store, clock, ids, o.defaultLabels ?? ['Bug', 'Feature', 'Urgent'], registry, engine),
     jobs: {
       async purge() {

@@ -130,7 +130,7 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
   const drainTimeout = o.drainTimeoutMs ?? 2_000;
   const drainLimit = o.drainLimit ?? 16 * 1024 * 1024;
   // createPmapi's basePath by default: a changed basePath is set once, not repeated here (issue 16 "One setting").
-  const base = (o.basePath ?? '/api/v3').replace(/\/$/, '');
+  const base = (o.basePath ?? api.basePath ?? '/api/v3').replace(/\/$/, '');
   const cors = createCors(o.cors);
   return function pmapiHandler(req: IncomingMessage, res: ServerResponse, next?: Next): void {
     // Mounted under a prefix (Express/Connect `app.use('/pm', …)`, Fastify middie), the host strips the prefix
