@@ -2,7 +2,7 @@ import pg from 'pg';
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, sql, type Expression } from 'kysely';
 import type { DialectSupport, MigrationRunner, MigrationTap, SqlStore } from '@pmapi/core/sql';
-import { assertMigrated, migrate, pendingMigrations, previewMigrations } from '@pmapi/core/sql';
+import { assertMigrated, checkOptionNames, migrate, pendingMigrations, previewMigrations } from '@pmapi/core/sql';
 import type { StorageKind } from '@pmapi/core';
 
 /** SQLSTATE classes and driver errors that mean "the database is not there right now": answer 503. */
@@ -195,6 +195,12 @@ export interface PostgresStoreOptions {
   migrate?: boolean;
 }
 
+/** Every PostgresStoreOptions key: any other is refused (a typo such as `url` would open the default connection). */
+const POSTGRES_OPTIONS = ['pool', 'connectionString', 'schema', 'queryTimeoutMs', 'connectionTimeoutMs', 'max', 'prepare', 'onQuery', 'onConnectionError', 'migrate'] as const satisfies ReadonlyArray<keyof PostgresStoreOptions>;
+type _AllPostgresOptions = Exclude<keyof PostgresStoreOptions, (typeof POSTGRES_OPTIONS)[number]> extends never ? true : never;
+const _allPostgresOptions: _AllPostgresOptions = true;
+void _allPostgresOptions;
+
 /** What `schema` must match: a lower-case Postgres identifier, used unquoted. */
 export const POSTGRES_SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 const SCHEMA_RE = POSTGRES_SCHEMA_PATTERN;
@@ -229,6 +235,7 @@ function checkConnectionString(value: string | undefined, name: string): void {
  * const store = await openPostgresStore({ connectionString: 'postgres://postgres@127.0.0.1:5432/pm' });
  */
 export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<SqlStore> {
+  checkOptionNames('openPostgresStore', o, POSTGRES_OPTIONS);
   if (o.migrate !== undefined && typeof o.migrate !== 'boolean') throw new TypeError('pmapi: openPostgresStore options.migrate must be true or false');
   return (await openPostgres(o, o.migrate === false ? 'check' : 'apply')).store;
 }
@@ -243,6 +250,7 @@ export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<S
  * try { console.log(await m.apply()); } finally { await m.close(); }
  */
 export async function openPostgresMigrations(o: Omit<PostgresStoreOptions, 'migrate'> = {}): Promise<MigrationRunner> {
+  checkOptionNames('openPostgresMigrations', o, POSTGRES_OPTIONS.filter((k) => k !== 'migrate'));
   const tap: MigrationTap = {};
   const { store, schema, withMigrationLock } = await openPostgres({ ...o, max: 1 }, 'none', tap);
   return {

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type DatabaseIntrospector, type Driver, type Expression } from 'kysely';
 import type { DialectSupport, JsonColumn, MigrationRunner, MigrationTap, SqlStore } from '@pmapi/core/sql';
-import { assertMigrated, migrate, pendingMigrations, previewMigrations } from '@pmapi/core/sql';
+import { assertMigrated, checkOptionNames, migrate, pendingMigrations, previewMigrations } from '@pmapi/core/sql';
 import type { StorageKind } from '@pmapi/core';
 import { sqliteRateLimitStore } from './rate-limits';
 import { PrefixedSqliteIntrospector, TablePrefixPlugin, checkTablePrefix, tableNames, type TableNames } from './table-prefix';
@@ -177,6 +177,12 @@ export interface SqliteStoreOptions {
   tablePrefix?: string;
 }
 
+/** Every SqliteStoreOptions key: any other is refused (a typo such as `filname` would open `:memory:`). */
+const SQLITE_OPTIONS = ['filename', 'busyTimeoutMs', 'onQuery', 'rateLimitFile', 'migrate', 'tablePrefix'] as const satisfies ReadonlyArray<keyof SqliteStoreOptions>;
+type _AllSqliteOptions = Exclude<keyof SqliteStoreOptions, (typeof SQLITE_OPTIONS)[number]> extends never ? true : never;
+const _allSqliteOptions: _AllSqliteOptions = true;
+void _allSqliteOptions;
+
 /**
  * Open (and migrate) a SQLite database for pmapi.
  *
@@ -186,6 +192,7 @@ export interface SqliteStoreOptions {
  * const store = await openSqliteStore({ filename: 'app.db', tablePrefix: 'pm_' }); // beside the host's tables
  */
 export async function openSqliteStore(o: SqliteStoreOptions = {}): Promise<SqlStore> {
+  checkOptionNames('openSqliteStore', o, SQLITE_OPTIONS);
   if (o.migrate !== undefined && typeof o.migrate !== 'boolean') throw new TypeError('pmapi: openSqliteStore options.migrate must be true or false');
   return openSqlite(o, o.migrate === false ? 'check' : 'apply');
 }
@@ -199,6 +206,7 @@ export async function openSqliteStore(o: SqliteStoreOptions = {}): Promise<SqlSt
  * try { console.log(await m.apply()); } finally { await m.close(); }
  */
 export async function openSqliteMigrations(o: Omit<SqliteStoreOptions, 'migrate'> = {}): Promise<MigrationRunner> {
+  checkOptionNames('openSqliteMigrations', o, SQLITE_OPTIONS.filter((k) => k !== 'migrate'));
   const tap: MigrationTap = {};
   const store = await openSqlite(o, 'none', tap);
   return {

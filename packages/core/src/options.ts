@@ -94,6 +94,26 @@ function distance(a: string, b: string): number {
   return row[b.length]!;
 }
 
+/**
+ * For a store opener (openSqliteStore, openPostgresStore): throw a TypeError naming every key of `given` that is
+ * not one of `known`, with a did-you-mean, so `{ filname: 'app.db' }` is refused instead of quietly opening the
+ * default (an in-memory database, or the default Postgres connection). Also refuses a non-object.
+ */
+export function checkOptionNames(fn: string, given: unknown, known: readonly string[]): void {
+  if (given === undefined) return;
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new TypeError(`pmapi: ${fn} takes an options object`);
+  const bad = Object.keys(given).filter((k) => !known.includes(k));
+  if (bad.length === 0) return;
+  throw new TypeError(
+    bad
+      .map((k) => {
+        const near = known.find((o) => o.toLowerCase() === k.toLowerCase() || distance(o.toLowerCase(), k.toLowerCase()) <= 2);
+        return `pmapi: ${fn} options.${k} is not an option${near ? ` (did you mean options.${near}?)` : ''}; known options: ${known.join(', ')}`;
+      })
+      .join('\n'),
+  );
+}
+
 /** Throw a TypeError naming every bad option (one line each), or return the options unchanged. */
 export function validateOptions(o: unknown): PmapiOptions {
   if (typeof o !== 'object' || o === null || Array.isArray(o)) {

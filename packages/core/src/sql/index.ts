@@ -3,3 +3,5 @@ export { migrate, migrations, pendingMigrations, previewMigrations, assertMigrat
 export { Repo, escapeLike, type JsonRow } from './repo';
 export { uncachedShapes } from './statement-cache';
 export { ACTIVITY_SCAN_BUDGET, ACTIVITY_COUNT_BUDGET } from './queries/activity';
+// Store openers refuse option names they do not know (issue 16 Operable: typos are not accepted).
+export { checkOptionNames } from '../options';
