@@ -70,6 +70,8 @@ describe('reply contract (issue 17)', () => {
     const { requestId: _r, ...broken } = reply.body;
     expect(() => contract.checkReply('GET', url, { ...reply, body: broken })).toThrow(/requestId/);
     expect(() => contract.checkReply('GET', '/api/v3/no-such-thing', { status: 200, headers: { 'content-type': 'application/json' }, body: {} })).toThrow(/no operation/);
+    expect(() => contract.checkReply('GET', url, { ...reply, status: 403 })).toThrow(/problem status 404 differs from the HTTP status/);
+    expect(() => contract.checkReply('GET', url, { ...reply, body: { ...reply.body, type: 'other' } })).toThrow(/differs from its code/);
   });
 
   it('with fields[...] only id is required; without, the full record is', async () => {

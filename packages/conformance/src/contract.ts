@@ -162,6 +162,7 @@ export function createContract(doc: Doc): Contract {
       if (timing) timing.unmatched++;
       if (reply.status < 400) fail(method, url, reply, 'no operation of the document matches this request, yet it succeeded');
       validate(method, url, reply, pointer(['components', 'schemas', 'Problem']), false, 'Problem (request matching no operation)');
+      problemAgrees(method, url, reply);
       return;
     }
     const { template, op } = found;
@@ -179,5 +180,17 @@ export function createContract(doc: Doc): Contract {
     const ct = reply.headers['content-type'] ?? '';
     if (!/^application\/(?:[a-z0-9.+-]+\+)?json\b/i.test(ct)) fail(method, url, reply, `content-type ${ct || '(none)'} is not application/json`);
     validate(method, url, reply, schemaAt, partial, `${m.toUpperCase()} ${template.path} ${reply.status}`);
+    if (reply.status >= 400) problemAgrees(method, url, reply);
+  }
+
+  /** What a schema cannot say of a problem: its status is the HTTP status, its type its code, and a 429's retryAfter the Retry-After header. */
+  function problemAgrees(method: string, url: string, reply: CheckedReply): void {
+    const b = reply.body as Record<string, unknown> | undefined;
+    if (!b || typeof b !== 'object') return;
+    if (b.status !== reply.status) fail(method, url, reply, `problem status ${String(b.status)} differs from the HTTP status`);
+    if (b.type !== b.code) fail(method, url, reply, `problem type ${String(b.type)} differs from its code ${String(b.code)}`);
+    if (reply.status === 429 && String(b.retryAfter) !== reply.headers['retry-after']) {
+      fail(method, url, reply, `429 retryAfter ${String(b.retryAfter)} differs from Retry-After ${String(reply.headers['retry-after'])}`);
+    }
   }
 }
