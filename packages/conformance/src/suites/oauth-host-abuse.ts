@@ -36,12 +36,14 @@ export function oauthHostAbuseSuite(factory: StoreFactory): void {
     let errors: unknown[];
     let lastView: ConsentView | undefined;
     let hostExtra: Record<string, unknown>;
+    let signIn: ((returnTo: string) => unknown) | undefined;
 
     beforeEach(async () => {
       renderer = undefined;
       errors = [];
       lastView = undefined;
       hostExtra = {};
+      signIn = undefined;
       h = await harness(factory, {
         api: () => ({
           onError: (err: unknown) => { errors.push(err); },
@@ -49,7 +51,7 @@ export function oauthHostAbuseSuite(factory: StoreFactory): void {
             issuer: ISSUER,
             tokenRateLimit: false as const,
             currentMember: (_req: HttpRequest, host: HostReq | undefined) => host?.session.memberId ?? null,
-            signInUrl: (returnTo: string) => `https://host.test/login?next=${encodeURIComponent(returnTo)}`,
+            signInUrl: (returnTo: string) => (signIn ? signIn(returnTo) : `https://host.test/login?next=${encodeURIComponent(returnTo)}`),
             renderConsent: (view: ConsentView, host: unknown) => {
               lastView = view;
               return renderer ? renderer(view, host) : defaultConsentPage(view);
@@ -292,6 +294,23 @@ export function oauthHostAbuseSuite(factory: StoreFactory): void {
       expect(res.headers['set-cookie']).toBe('brand=1; Path=/; HttpOnly');
       // No CORS on the page: another origin must never read its CSRF token.
       expect(Object.keys(res.headers).filter((k) => k.startsWith('access-control-'))).toEqual([]);
+    });
+
+    it('a signInUrl hook that returns no sendable URL (an async hook\'s Promise, a line break) gives the 500 server_error page and onError, not a redirect to garbage', async () => {
+      const { url } = authUrl();
+      for (const bad of [async (r: string) => `/login?next=${r}`, () => '/login\r\nset-cookie: sid=evil', () => undefined]) {
+        errors = [];
+        signIn = bad;
+        const res = await getPage(url, undefined);
+        expect(res.status).toBe(500);
+        expect(res.headers.location).toBeUndefined();
+        expect(res.body).toContain('data-error="server_error"');
+        expect((errors[0] as Error).message).toMatch(/signInUrl/);
+      }
+      signIn = (r) => `/login?next=${encodeURIComponent(r)}`;
+      const ok = await getPage(url, undefined);
+      expect(ok.status).toBe(303);
+      expect(ok.headers.location).toMatch(/^\/login\?next=%2Foauth%2Fauthorize/);
     });
 
     it("the host's request is never serialized or echoed: a flow and a v3 call with an unserializable host request succeed and nothing carries it", async () => {

@@ -204,7 +204,13 @@ export async function handleAuthorize(ctx: OAuthContext, req: HttpRequest): Prom
   const memberId = await ctx.currentMember(req);
   if (!memberId) {
     if (method === 'POST') return errorPage('invalid_request', 'You are no longer signed in; start again from the app', 403);
-    return { status: 303, headers: { location: ctx.signInUrl(req.url, req), 'cache-control': 'no-store' } };
+    const to: unknown = ctx.signInUrl(req.url, req);
+    // A sign-in URL that is not a sendable string (an async hook's Promise, a line break) is the host's bug, not a redirect.
+    if (typeof to !== 'string' || to === '' || !HEADER_VALUE.test(to)) {
+      ctx.onError?.(new TypeError('pmapi oauth: signInUrl must return the sign-in URL as a string (synchronously, no line breaks)'), req);
+      return errorPage('server_error', 'The sign-in page could not be reached. Try again later.', 500, false);
+    }
+    return { status: 303, headers: { location: to, 'cache-control': 'no-store' } };
   }
   const member = await memberState(ctx.store.db, ctx.grants, memberId);
   const deny = (why: string) => redirectTo(ctx, c.redirectUri, { error: 'access_denied', error_description: why, state: c.state });
