@@ -34,6 +34,21 @@ describe('OpenAPI document (issue 17)', () => {
     expect(served.body.paths['/openapi.json'].get.security).toEqual([]);
   });
 
+  it('follows basePath: served under it, and the server URL is it', async () => {
+    const other = await createPmapi({ store: await openSqliteStore(), rateLimiter: false, basePath: '/pm/v3' });
+    try {
+      const res = await other.handle({ method: 'GET', url: '/pm/v3/openapi.json', headers: {} });
+      expect(res.status).toBe(200);
+      expect(JSON.parse(String(res.body)).servers).toEqual([{ url: '/pm/v3' }]);
+      const head = await other.handle({ method: 'HEAD', url: '/pm/v3/openapi.json', headers: {} });
+      expect(head.status).toBe(200);
+      expect(head.body).toBeUndefined();
+      expect(head.headers.etag).toBe(res.headers.etag);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('validates as OpenAPI 3.1 with a stock validator', async () => {
     expect(served.body.openapi).toBe('3.1.0');
     // validate() dereferences in place: give it a copy.
