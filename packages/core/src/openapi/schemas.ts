@@ -112,7 +112,7 @@ export const COMPUTED_FIELDS: Record<string, { schema: JsonSchema; description: 
   'file.url': { schema: { type: 'string' }, description: 'Time-limited download URL (inline).' },
   'file.download': { schema: { type: 'string' }, description: 'Time-limited download URL (attachment).' },
   'file.thumbnail': { schema: { type: ['string', 'null'] }, description: 'Time-limited preview URL; null for non-images and until processed.' },
-  'personalAccessToken.status': { schema: { type: 'string' }, description: 'Derived state of the token.' },
+  'personalAccessToken.status': { schema: { type: 'string', enum: ['active', 'expired', 'revoked'] }, description: 'Derived state of the token.' },
   'personalAccessToken.token': { schema: { type: 'string' }, description: 'The secret token; in the create answer only.' },
   'presenceStatus.expired': { schema: { type: 'boolean' }, description: 'True once `until` has passed.' },
   'project.defaultStatusId': { schema: { type: ['string', 'null'] }, description: "The first active status column; only a single GET carries it." },
