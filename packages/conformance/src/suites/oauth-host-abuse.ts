@@ -51,7 +51,7 @@ export function oauthHostAbuseSuite(factory: StoreFactory): void {
             issuer: ISSUER,
             tokenRateLimit: false as const,
             currentMember: (_req: HttpRequest, host: HostReq | undefined) => host?.session.memberId ?? null,
-            signInUrl: (returnTo: string) => (signIn ? signIn(returnTo) : `https://host.test/login?next=${encodeURIComponent(returnTo)}`),
+            signInUrl: (returnTo: string) => (signIn ? signIn(returnTo) as string : `https://host.test/login?next=${encodeURIComponent(returnTo)}`),
             renderConsent: (view: ConsentView, host: unknown) => {
               lastView = view;
               return renderer ? renderer(view, host) : defaultConsentPage(view);
