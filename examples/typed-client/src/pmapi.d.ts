@@ -2800,6 +2800,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Health: one round trip to the store */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This document */
+        get: operations["getOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "annotation.created": {
@@ -6742,8 +6776,11 @@ export interface components {
             lastUsedAt: string | null;
             /** Format: date-time */
             revokedAt: string | null;
-            /** @description Derived state of the token. */
-            status?: string;
+            /**
+             * @description Derived state of the token.
+             * @enum {string}
+             */
+            status?: "active" | "expired" | "revoked";
             /** @description The secret token; in the create answer only. */
             token?: string;
             /** @description expand=createdByActor: the actor (null when missing or not visible). */
@@ -7800,6 +7837,14 @@ export interface components {
         fields: {
             [key: string]: string;
         };
+        /** @description The webhook registration. */
+        "X-Webhook-Id": string;
+        /** @description {webhookId}:{eventId}, identical on every retry. */
+        "X-Webhook-Delivery-Id": string;
+        /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+        "X-Webhook-Signature": string;
+        /** @description The webhook's apiVersion. */
+        "X-Api-Version": string;
         /** @description Replays the first answer for 10 minutes; another body with the same key: 422. */
         "Idempotency-Key": string;
     };
@@ -23052,17 +23097,82 @@ export interface operations {
             default: components["responses"]["ProblemDefault"];
         };
     };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The store answered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "ok";
+                    };
+                };
+            };
+            /** @description The store did not answer (Retry-After: 1). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1 document, with an ETag. */
+            200: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     eventAnnotationCreated: {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "annotation.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23092,13 +23202,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "annotation.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23128,13 +23240,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "annotation.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23164,13 +23278,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "annotation.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23200,13 +23316,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "annotation.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23236,13 +23354,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "chat.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23272,13 +23392,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "chat.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23308,13 +23430,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "chat.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23344,13 +23468,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "chat.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23380,13 +23506,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "chat.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23416,13 +23544,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkIn.assignees.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23454,13 +23584,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkIn.assignees.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23492,13 +23624,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkIn.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23528,13 +23662,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkIn.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23564,13 +23700,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkIn.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23600,13 +23738,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkIn.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23636,13 +23776,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkIn.subscribers.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23674,13 +23816,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkIn.subscribers.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23712,13 +23856,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkIn.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23748,13 +23894,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkInRequest.assignees.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23786,13 +23934,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkInRequest.assignees.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23824,13 +23974,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkInRequest.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23860,13 +24012,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkInRequest.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23896,13 +24050,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkInRequest.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23932,13 +24088,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkInRequest.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -23968,13 +24126,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checkInRequest.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24004,13 +24164,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checklist.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24040,13 +24202,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checklist.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24076,13 +24240,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checklist.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24112,13 +24278,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checklist.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24148,13 +24316,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checklist.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24184,13 +24354,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checklistItem.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24220,13 +24392,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checklistItem.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24256,13 +24430,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checklistItem.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24292,13 +24468,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checklistItem.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24328,13 +24506,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "checklistItem.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24364,13 +24544,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "document.append";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24400,13 +24582,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "document.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24436,13 +24620,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "document.editText";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24472,13 +24658,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "document.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24508,13 +24696,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "document.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24544,13 +24734,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "document.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24580,13 +24772,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "document.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24616,13 +24810,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "favorite.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24652,13 +24848,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "favorite.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24688,13 +24886,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "favorite.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24724,13 +24924,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "favorite.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24760,13 +24962,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "favorite.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24796,13 +25000,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "favoriteFolder.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24832,13 +25038,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "favoriteFolder.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24868,13 +25076,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "favoriteFolder.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24904,13 +25114,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "favoriteFolder.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24940,13 +25152,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "favoriteFolder.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -24976,13 +25190,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "file.createFromContent";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25012,13 +25228,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "file.createUploadUrl";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25048,13 +25266,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "file.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25084,13 +25304,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "file.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25120,13 +25342,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "file.labels.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25158,13 +25382,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "file.labels.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25196,13 +25422,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "file.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25232,13 +25460,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "file.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25268,13 +25498,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "file.subscribers.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25306,13 +25538,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "file.subscribers.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25344,13 +25578,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "file.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25380,13 +25616,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "file.uploadFromUrl";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25416,13 +25654,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "form.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25452,13 +25692,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "form.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25488,13 +25730,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "form.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25524,13 +25768,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "form.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25560,13 +25806,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "form.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25596,13 +25844,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "goal.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25632,13 +25882,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "goal.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25668,13 +25920,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "goal.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25704,13 +25958,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "goal.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25740,13 +25996,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "goal.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25776,13 +26034,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "goalGroup.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25812,13 +26072,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "goalGroup.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25848,13 +26110,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "goalGroup.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25884,13 +26148,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "goalGroup.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25920,13 +26186,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "goalGroup.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25956,13 +26224,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "label.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -25992,13 +26262,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "label.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26028,13 +26300,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "label.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26064,13 +26338,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "label.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26100,13 +26376,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "label.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26136,13 +26414,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "list.assignees.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26174,13 +26454,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "list.assignees.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26212,13 +26494,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "list.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26248,13 +26532,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "list.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26284,13 +26570,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "list.goals.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26322,13 +26610,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "list.goals.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26360,13 +26650,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "list.hiddenFor.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26398,13 +26690,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "list.hiddenFor.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26436,13 +26730,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "list.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26472,13 +26768,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "list.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26508,13 +26806,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "list.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26544,13 +26844,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "member.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26580,13 +26882,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "member.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26616,13 +26920,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "member.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26652,13 +26958,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "member.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26688,13 +26996,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "member.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26724,13 +27034,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "message.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26760,13 +27072,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "message.files.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26798,13 +27112,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "message.files.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26836,13 +27152,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "message.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26872,13 +27190,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "message.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26908,13 +27228,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "message.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26944,13 +27266,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "message.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -26980,13 +27304,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "portfolio.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27016,13 +27342,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "portfolio.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27052,13 +27380,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "portfolio.members.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27090,13 +27420,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "portfolio.members.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27128,13 +27460,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "portfolio.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27164,13 +27498,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "portfolio.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27200,13 +27536,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "portfolio.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27236,13 +27574,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "presenceStatus.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27272,13 +27612,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "presenceStatus.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27308,13 +27650,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "presenceStatus.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27344,13 +27688,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "presenceStatus.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27380,13 +27726,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "presenceStatus.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27416,13 +27764,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "project.addMember";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27452,13 +27802,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "project.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27488,13 +27840,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "project.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27524,13 +27878,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "project.members.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27562,13 +27918,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "project.members.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27600,13 +27958,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "project.removeMember";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27636,13 +27996,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "project.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27672,13 +28034,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "project.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27708,13 +28072,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "project.transfer";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27744,13 +28110,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "project.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27780,13 +28148,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "projectDashboard.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27816,13 +28186,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "projectDashboard.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27852,13 +28224,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "projectDashboard.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27888,13 +28262,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "projectDashboard.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27924,13 +28300,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "projectDashboard.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27960,13 +28338,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "projectFolder.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -27996,13 +28376,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "projectFolder.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28032,13 +28414,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "projectFolder.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28068,13 +28452,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "projectFolder.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28104,13 +28490,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "projectFolder.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28140,13 +28528,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "recurringRule.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28176,13 +28566,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "recurringRule.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28212,13 +28604,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "recurringRule.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28248,13 +28642,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "recurringRule.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28284,13 +28680,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "recurringRule.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28320,13 +28718,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "reminder.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28356,13 +28756,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "reminder.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28392,13 +28794,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "reminder.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28428,13 +28832,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "reminder.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28464,13 +28870,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "reminder.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28500,13 +28908,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "reportChart.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28536,13 +28946,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "reportChart.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28572,13 +28984,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "reportChart.projects.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28610,13 +29024,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "reportChart.projects.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28648,13 +29064,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "reportChart.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28684,13 +29102,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "reportChart.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28720,13 +29140,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "reportChart.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28756,13 +29178,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "role.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28792,13 +29216,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "role.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28828,13 +29254,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "role.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28864,13 +29292,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "role.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28900,13 +29330,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "role.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28936,13 +29368,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "status.assignees.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -28974,13 +29408,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "status.assignees.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29012,13 +29448,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "status.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29048,13 +29486,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "status.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29084,13 +29524,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "status.hiddenFor.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29122,13 +29564,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "status.hiddenFor.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29160,13 +29604,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "status.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29196,13 +29642,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "status.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29232,13 +29680,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "status.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29268,13 +29718,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.assignees.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29306,13 +29758,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.assignees.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29344,13 +29798,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.attachDocument";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29380,13 +29836,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.connectedTasks.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29418,13 +29876,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.connectedTasks.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29456,13 +29916,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.createTree";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29492,13 +29954,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29528,13 +29992,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.detachDocument";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29564,13 +30030,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29600,13 +30068,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.hiddenFor.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29638,13 +30108,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.hiddenFor.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29676,13 +30148,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.labels.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29714,13 +30188,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.labels.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29752,13 +30228,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29788,13 +30266,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29824,13 +30304,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.subscribers.added";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29862,13 +30344,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.subscribers.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29900,13 +30384,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "task.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29936,13 +30422,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "taskHandoff.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -29972,13 +30460,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "taskHandoff.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30008,13 +30498,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "taskHandoff.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30044,13 +30536,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "taskHandoff.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30080,13 +30574,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "taskHandoff.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30116,13 +30612,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "timeEntry.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30152,13 +30650,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "timeEntry.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30188,13 +30688,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "timeEntry.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30224,13 +30726,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "timeEntry.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30260,13 +30764,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "timeEntry.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30296,13 +30802,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "webhook.created";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30332,13 +30840,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "webhook.force_deleted";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30368,13 +30878,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "webhook.removed";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30404,13 +30916,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "webhook.restored";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30440,13 +30954,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "webhook.rotateSecret";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30476,13 +30992,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "webhook.test";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
@@ -30512,13 +31030,15 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                "X-Webhook-Id": string;
+                /** @description The webhook registration. */
+                "X-Webhook-Id": components["parameters"]["X-Webhook-Id"];
                 "X-Webhook-Event": "webhook.updated";
                 /** @description {webhookId}:{eventId}, identical on every retry. */
-                "X-Webhook-Delivery-Id": string;
-                /** @description hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret. */
-                "X-Webhook-Signature": string;
-                "X-Api-Version": string;
+                "X-Webhook-Delivery-Id": components["parameters"]["X-Webhook-Delivery-Id"];
+                /** @description t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook secret>; reject a t more than 300 s off. */
+                "X-Webhook-Signature": components["parameters"]["X-Webhook-Signature"];
+                /** @description The webhook's apiVersion. */
+                "X-Api-Version": components["parameters"]["X-Api-Version"];
             };
             path?: never;
             cookie?: never;
