@@ -1,4 +1,5 @@
 import type { HttpResponse } from '@pmapi/core';
+import { checkOptionNames } from './option-names';
 
 /**
  * Cross-origin access for browser callers (issue 16). Off unless given. Shared by
@@ -37,6 +38,7 @@ function one(v: string | string[] | undefined): string | undefined {
 /** Check the options once (a bad one throws, naming it) and build the policy; `undefined` when CORS is off. */
 export function createCors(o: CorsOptions | undefined): Cors | undefined {
   if (o === undefined) return undefined;
+  if (o && typeof o === 'object') checkOptionNames('cors', o, ['origins', 'credentials', 'maxAge'] satisfies ReadonlyArray<keyof CorsOptions>);
   if (!o || !Array.isArray(o.origins) || o.origins.some((x) => typeof x !== 'string' || (x !== '*' && !/^https?:\/\/[^/?#\s]+$/.test(x)))) {
     throw new TypeError("pmapi http-node: cors.origins must be an array of origins such as 'https://app.example.com' (scheme and host, no path or trailing slash) or '*'");
   }

@@ -1,5 +1,6 @@
 import type { HttpRequest, HttpResponse, Pmapi } from '@pmapi/core';
 import { createCors, withCors, CONSENT_PATH, type CorsOptions } from './cors';
+import { checkOptionNames } from './option-names';
 
 // No node: imports here: this front end runs wherever `Request`/`Response` exist (Node ≥ 20, Bun, Deno, workers).
 
@@ -27,6 +28,10 @@ export interface FetchHandlerOptions {
 }
 
 const LEGACY_BASE = '/api/v1.0';
+/** Every FetchHandlerOptions key: any other is refused. */
+const FETCH_OPTIONS = ['bodyLimit', 'uploadLimit', 'clientIp', 'cors', 'mount'] as const satisfies ReadonlyArray<keyof FetchHandlerOptions>;
+const _allFetchOptions: Exclude<keyof FetchHandlerOptions, (typeof FETCH_OPTIONS)[number]> extends never ? true : never = true;
+void _allFetchOptions;
 
 /** A fetch Response from a core answer (no body for HEAD, 204 and 304). */
 function toResponse(out: HttpResponse, method: string): Response {
@@ -75,6 +80,7 @@ async function readBody(req: Request, limit: number): Promise<Uint8Array | undef
  * export const GET = pm, POST = pm, PATCH = pm, DELETE = pm; // Next.js app/api/[...path]/route.ts
  */
 export function toFetchHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<Pick<Pmapi, 'oauth' | 'observe'>>, o: FetchHandlerOptions = {}) {
+  checkOptionNames('toFetchHandler options', o, FETCH_OPTIONS);
   const bodyLimit = o.bodyLimit ?? 4 * 1024 * 1024;
   const uploadLimit = o.uploadLimit ?? 64 * 1024 * 1024;
   const cors = createCors(o.cors);

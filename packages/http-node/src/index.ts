@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { HttpRequest, HttpResponse, Pmapi } from '@pmapi/core';
 import { createCors, withCors, CONSENT_PATH, type CorsOptions } from './cors';
+import { checkOptionNames } from './option-names';
 
 export { createCors, withCors, type Cors, type CorsOptions } from './cors';
 export { toFetchHandler, type FetchHandlerOptions } from './fetch';
@@ -45,6 +46,11 @@ export interface NodeHandlerOptions {
   cors?: CorsOptions;
 }
 
+/** Every NodeServerOptions key (NodeHandlerOptions and the server deadlines): any other is refused. */
+const SERVER_OPTIONS = ['bodyLimit', 'uploadLimit', 'bodyTimeoutMs', 'drainTimeoutMs', 'drainLimit', 'trustProxy', 'basePath', 'cors', 'headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs'] as const satisfies ReadonlyArray<keyof NodeServerOptions>;
+const _allServerOptions: Exclude<keyof NodeServerOptions, (typeof SERVER_OPTIONS)[number]> extends never ? true : never = true;
+void _allServerOptions;
+
 /** Deadlines node:http enforces on the server itself (they cannot be set from a request listener). */
 export interface NodeServerOptions extends NodeHandlerOptions {
   /** Time a client has to send the request line and headers (default 10 s; Node's own default is 60 s). */
@@ -85,6 +91,7 @@ export function applyServerDeadlines(server: Server, o: NodeServerOptions = {}):
  * createNodeServer(api).listen(3000, '127.0.0.1');
  */
 export function createNodeServer(api: Parameters<typeof toNodeHandler>[0], o: NodeServerOptions = {}): Server {
+  checkOptionNames('createNodeServer options', o, SERVER_OPTIONS);
   const server = createServer({ connectionsCheckingInterval: 1_000 }, toNodeHandler(api, o));
   return applyServerDeadlines(server, o);
 }
@@ -124,6 +131,8 @@ function send(res: ServerResponse, out: HttpResponse): void {
  * app.use(toNodeHandler(api));   // Express: /api/v3/* answered, the rest passed on
  */
 export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<Pick<Pmapi, 'oauth' | 'observe' | 'basePath'>>, o: NodeHandlerOptions = {}) {
+  // createNodeServer hands its own options on: the server deadlines are known here too.
+  checkOptionNames('toNodeHandler options', o, SERVER_OPTIONS);
   const bodyLimit = o.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const uploadLimit = o.uploadLimit ?? DEFAULT_UPLOAD_LIMIT;
   const bodyTimeout = o.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
