@@ -97,7 +97,8 @@ export function createContract(doc: Doc): Contract {
     let best: { template: Template; op: any } | undefined;
     for (const t of templates) {
       if (t.segs.length !== segs.length) continue;
-      const op = doc.paths[t.path][method];
+      // HEAD is GET without the body (RFC 9110): a path's GET operation describes it.
+      const op = doc.paths[t.path][method] ?? (method === 'head' ? doc.paths[t.path].get : undefined);
       if (!op) continue;
       if (!t.segs.every((s, i) => s.startsWith('{') || s === segs[i])) continue;
       if (!best || t.literal > best.template.literal) best = { template: t, op };
