@@ -186,7 +186,7 @@ export interface TestApi {
   fetchLink(method: string, url: string, body?: Uint8Array | string, headers?: Record<string, string>): Promise<HttpResponse>;
   /** Move the fake clock forward (`'2h'`, `'31d'`, `'1h30m'` or ms); returns the new time in ms. */
   advance(by: number | string): Promise<number>;
-  /** Run every job that is due now: recurring rules, reminders, file jobs, purge (30-day trash and sweeps), then webhook delivery into `deliveries`. */
+  /** Run every job that is due now: recurring rules, reminders, purge (30-day trash and sweeps), file jobs (a purged file's bytes go in the same run), then webhook delivery into `deliveries`. */
   runJobs(): Promise<JobsRun>;
   /** Webhook deliveries so far, oldest first (empty it with `t.deliveries.length = 0`). */
   deliveries: CapturedDelivery[];
@@ -392,8 +392,15 @@ export async function createTestApi(options: TestApiOptions = {}): Promise<TestA
         reminders.fired += r.fired;
         reminders.more = r.more;
       }
-      const files = await api.jobs.processFiles(1000);
+      // Purge before the file jobs: destroying a trashed file (and sweeping expired uploads) queues the removal of its bytes.
       const purge = await api.jobs.purge();
+      const files = await api.jobs.processFiles(1000);
+      // A full batch may leave more due jobs: go on until a run claims fewer (failures retry later, after their backoff).
+      for (let i = 0, last = files.claimed; last === 1000 && i < 100; i++) {
+        const r = await api.jobs.processFiles(1000);
+        for (const k of Object.keys(files) as (keyof typeof files)[]) files[k] += r[k];
+        last = r.claimed;
+      }
       const webhooks: RunResult = { claimed: 0, delivered: 0, failed: 0, dropped: 0, stale: 0 };
       // Rounds until nothing due is left (a failed attempt is rescheduled into the future, so this ends).
       for (let i = 0; i < 1000; i++) {

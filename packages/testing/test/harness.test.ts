@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { verifyWebhookSignature } from '@pmapi/core';
+import { createMemoryBlobStore, verifyWebhookSignature, type BlobStore } from '@pmapi/core';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { createTestApi, parseDuration, type TestApi, type TestStoreFactory } from '@pmapi/testing';
 
@@ -106,6 +106,34 @@ for (const { name, store } of stores) {
       expect(await trashed()).not.toContain(p.id);
       expect((await owner.get(`/projects/${p.id}`)).status).toBe(404);
       expect((await owner.post(`/projects/${p.id}/restore`)).status).toBe(404);
+    });
+
+    it('advance + runJobs: a purged file\'s bytes leave the blob store in the same run (purge before file jobs)', async () => {
+      const blobs = createMemoryBlobStore();
+      const live = new Set<string>();
+      const tracked: BlobStore = { ...blobs, async put(k, b) { await blobs.put(k, b); live.add(k); }, async delete(k) { await blobs.delete(k); live.delete(k); } };
+      const f = await createTestApi({ ...(store ? { store } : {}), api: { files: { store: tracked } } });
+      try {
+        const owner = f.as(f.a.owner);
+        const p = (await owner.post('/projects', { name: 'Files' })).body;
+        const slot = await owner.post('/files/upload-url', { size: 5 });
+        expect(slot.status, JSON.stringify(slot.body)).toBe(200);
+        expect((await f.fetchLink('PUT', slot.body.url, new TextEncoder().encode('bytes'))).status).toBe(200);
+        const file = await owner.post('/files', { size: 5, uploadKey: slot.body.uploadKey, name: 'a.txt', projectId: p.id });
+        expect(file.status, JSON.stringify(file.body)).toBe(201);
+        await f.runJobs();
+        expect(live.size).toBe(1);
+        expect((await owner.del(`/files/${file.body.id}`)).status).toBe(204);
+        await f.advance('30d');
+        const run = await f.runJobs();
+        expect(run.purge.purged).toBeGreaterThanOrEqual(1);
+        expect(run.files.removed).toBe(1);
+        expect([...live]).toEqual([]);
+        // Nothing is left due.
+        expect((await f.runJobs()).files.claimed).toBe(0);
+      } finally {
+        await f.close();
+      }
     });
 
     it('runJobs delivers webhooks into t.deliveries (no network), signed with the webhook\'s secret at the fake time', async () => {
