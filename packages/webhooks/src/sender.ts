@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { isLoopbackHost, isPublicAddress } from '@pmapi/core';
 import type { WebhookAttempt, WebhookRequest, WebhookSender } from '@pmapi/core';
+import { checkOptionNames } from '@pmapi/core/sql';
 import { describeConnectionError, guardedConnector, redactAddresses, type HostLookup, type ResolvedAddress } from './connector';
 
 export { redactAddresses, type HostLookup, type ResolvedAddress };
@@ -32,6 +33,11 @@ export interface WebhookSenderOptions {
 }
 
 /** A sender that also releases its connection pool. */
+/** Every WebhookSenderOptions key: any other is refused (issue 16: `{ allowLoopBack: true }` was ignored). */
+const SENDER_OPTIONS = ['allowPrivateTargets', 'allowLoopback', 'timeoutMs', 'maxResponseBytes', 'lookup', 'connect'] as const satisfies ReadonlyArray<keyof WebhookSenderOptions>;
+const _allSenderOptions: Exclude<keyof WebhookSenderOptions, (typeof SENDER_OPTIONS)[number]> extends never ? true : never = true;
+void _allSenderOptions;
+
 export type ClosableWebhookSender = WebhookSender & { close(): Promise<void> };
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -75,6 +81,7 @@ function describe(err: unknown, timedOut: boolean): string {
  * // r: { ok: true, status: 204, durationMs: 83, error: null }
  */
 export function createWebhookSender(o: WebhookSenderOptions = {}): ClosableWebhookSender {
+  checkOptionNames('createWebhookSender', o, SENDER_OPTIONS);
   const allowPrivate = o.allowPrivateTargets ?? false;
   const allowLoopback = o.allowLoopback ?? false;
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;

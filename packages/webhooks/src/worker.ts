@@ -1,5 +1,5 @@
 import { randomIds, signWebhook, systemClock, type Clock, type IdGenerator, type WebhookAttempt, type WebhookSender } from '@pmapi/core';
-import type { SqlStore } from '@pmapi/core/sql';
+import { checkOptionNames, type SqlStore } from '@pmapi/core/sql';
 import { shortError } from './sender';
 
 /** Spec "Delivery semantics" rule 4: 4 attempts in all. */
@@ -33,6 +33,11 @@ export interface WebhookWorkerOptions {
   /** Errors of background rounds started by `start()` (default: ignored). */
   onError?: (err: unknown) => void;
 }
+
+/** Every WebhookWorkerOptions key: any other is refused (issue 16, typos are not accepted). */
+const WORKER_OPTIONS = ['store', 'sender', 'clock', 'ids', 'random', 'batchSize', 'leaseMs', 'onError'] as const satisfies ReadonlyArray<keyof WebhookWorkerOptions>;
+const _allWorkerOptions: Exclude<keyof WebhookWorkerOptions, (typeof WORKER_OPTIONS)[number]> extends never ? true : never = true;
+void _allWorkerOptions;
 
 export interface RunResult {
   claimed: number;
@@ -79,6 +84,7 @@ interface JobRow {
  * await worker.stop();
  */
 export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
+  checkOptionNames('createWebhookWorker', o, WORKER_OPTIONS);
   const { store, sender } = o;
   const d = store.dialect;
   const clock = o.clock ?? systemClock;
