@@ -268,9 +268,10 @@ export async function createTestApi(options: TestApiOptions = {}): Promise<TestA
       clock,
       onError: options.onError ?? ((e) => console.error(e)),
       ...(options.rateLimits ? {} : { rateLimiter: false }),
-      files: { store: createMemoryBlobStore() },
       ...(options.webhookTestRoute === false ? {} : { webhookSender: capture }),
       ...extra,
+      // File options given in `api` (a quota, a thumbnailer) keep the in-memory bytes unless they bring a store.
+      files: { store: createMemoryBlobStore(), ...extra.files },
     });
   } catch (err) {
     await store.close();

@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { createMemoryBlobStore, verifyWebhookSignature, type BlobStore } from '@pmapi/core';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
-import { createTestApi, parseDuration, type TestApi, type TestStoreFactory } from '@pmapi/testing';
+import { createTestApi, DEFAULT_START, parseDuration, type TestApi, type TestStoreFactory } from '@pmapi/testing';
 
 // Issue 17 "A public test harness": @pmapi/testing behaves the same on both stores (SQLite by default, Postgres through `store`).
 const pgUrl = inject('pgUrl');
@@ -196,6 +196,83 @@ describe('@pmapi/testing options (issue 17)', () => {
       expect(t.deliveries[0]!.headers['x-webhook-delivery-id']).toBe(t.deliveries[1]!.headers['x-webhook-delivery-id']);
     } finally {
       await t.close();
+    }
+  });
+
+  it('retries follow the spec\'s schedule exactly (4 attempts, 1 s, 10 s, 60 s apart), each freshly signed, with a real receiver\'s headers', async () => {
+    const t = await createTestApi({ webhookReceiver: () => 503 });
+    try {
+      const hook = (await t.as(t.a.owner).post('/webhooks', { url: 'https://receiver.example.com/r', events: ['label.created'] })).body;
+      await t.as(t.a.owner).post('/labels', { name: 'Never lands' });
+      const start = t.clock.now();
+      expect((await t.runJobs()).webhooks.failed).toBe(1);
+      for (const wait of [1_000, 10_000, 60_000]) {
+        await t.advance(wait - 1);
+        expect((await t.runJobs()).webhooks.claimed).toBe(0);
+        await t.advance(1);
+        expect((await t.runJobs()).webhooks.failed).toBe(1);
+      }
+      await t.advance('1d');
+      expect((await t.runJobs()).webhooks.claimed).toBe(0);
+      expect(t.deliveries.map((d) => d.at - start)).toEqual([0, 1_000, 11_000, 71_000]);
+      const ids = new Set(t.deliveries.map((d) => d.headers['x-webhook-delivery-id']));
+      expect(ids.size).toBe(1);
+      for (const d of t.deliveries) {
+        expect(Object.keys(d.headers).sort()).toEqual(['content-type', 'user-agent', 'x-api-version', 'x-webhook-delivery-id', 'x-webhook-event', 'x-webhook-id', 'x-webhook-signature']);
+        expect(d.headers['content-type']).toBe('application/json');
+        expect(d.headers['user-agent']).toBe('Service-Webhooks/2.0');
+        expect(d.headers['x-webhook-id']).toBe(hook.id);
+        expect(d.headers['x-webhook-delivery-id']).toBe(`${hook.id}:${d.body.eventId}`);
+        expect(d.headers['x-webhook-signature']).toMatch(new RegExp(`^t=${Math.floor(d.at / 1000)},v1=[0-9a-f]{64}$`));
+        expect(verifyWebhookSignature(d.raw, d.headers['x-webhook-signature'], hook.secret, { now: d.at })).toBe(true);
+      }
+      // The delivery log holds the four failed attempts.
+      const log = await t.as(t.a.owner).get(`/webhooks/${hook.id}/deliveries`);
+      expect(log.body.data.map((r: { status: string; responseStatus: number }) => [r.status, r.responseStatus])).toEqual(Array(4).fill(['failed', 503]));
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('api.files options keep the in-memory byte store unless they bring their own', async () => {
+    const t = await createTestApi({ api: { files: { maxUploadBytes: 4 } } });
+    try {
+      const owner = t.as(t.a.owner);
+      const ok = await owner.post('/files/upload-url', { size: 4 });
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      expect((await t.fetchLink('PUT', ok.body.url, 'four')).status).toBe(200);
+      const big = await owner.post('/files/upload-url', { size: 5 });
+      expect(big.status, JSON.stringify(big.body)).toBe(400);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('two harnesses in one process share nothing: clocks, data, tokens, counted queries, deliveries', async () => {
+    const one = await createTestApi();
+    const two = await createTestApi({ now: '2031-01-01T00:00:00.000Z' });
+    try {
+      await one.advance('3d');
+      expect(two.clock.now()).toBe(Date.parse('2031-01-01T00:00:00.000Z'));
+      expect(one.clock.now()).toBe(Date.parse(DEFAULT_START) + 3 * DAY);
+      expect((await two.as(one.a.owner).get('/members')).status).toBe(401);
+      await one.as(one.a.owner).post('/webhooks', { url: 'https://receiver.example.com/one', events: ['project.created'] });
+      await two.as(two.a.owner).post('/webhooks', { url: 'https://receiver.example.com/two', events: ['project.created'] });
+      const counted = await one.countQueries(async () => {
+        await two.as(two.a.owner).post('/projects', { name: 'Two' });
+      });
+      expect(counted).toEqual([]);
+      await one.runJobs();
+      await two.runJobs();
+      expect(one.deliveries).toEqual([]);
+      expect(two.deliveries.map((d) => [d.url, d.body.payload.project.name, d.at])).toEqual([['https://receiver.example.com/two', 'Two', two.clock.now()]]);
+      expect((await one.as(one.a.owner).get('/projects')).body.data).toEqual([]);
+      await one.close();
+      // The other one works on after the first is closed.
+      expect((await two.as(two.a.owner).get('/projects')).body.data.map((p: { name: string }) => p.name)).toEqual(['Two']);
+    } finally {
+      await one.close().catch(() => undefined);
+      await two.close();
     }
   });
 
