@@ -3,7 +3,7 @@ export declare const ROOT: string;
 export declare const PUBLISHED: readonly string[];
 export declare function entryPoints(dir: string): string[];
 export declare function packAll(dest: string): string[];
-export interface SmokeAnswer { status: number; names: string[]; handler: string; webhooks: number }
+export interface SmokeAnswer { status: number; names: string[]; handler: string; webhooks: number; /** @pmapi/testing: the project create as t.a.owner, its name, typeof runJobs().purge.purged. */ testing: { status: number; name: string; ran: string } }
 export declare function packSmoke(o?: { keep?: boolean; log?: (m: string) => void }): {
   app: string;
   installed: string[];

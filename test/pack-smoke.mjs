@@ -3,7 +3,8 @@
  * Packed-tarball smoke test (issue 16, "Installable"): `pnpm pack` every publishable package,
  * install the tarballs with npm into a throwaway app OUTSIDE the workspace (no overrides), and run
  * a tiny app against them: an in-memory SQLite store, a workspace, GET /api/v3/members through
- * api.handle — once through require() (CommonJS, Node's require(esm)) and once through import;
+ * api.handle, and a @pmapi/testing harness (a seeded API, a request as a member, runJobs) — once
+ * through require() (CommonJS, Node's require(esm)) and once through import;
  * and the installed `pmapi` bin migrates a SQLite file.
  *
  *   node test/pack-smoke.mjs            # packs, installs, runs; prints the app's output
@@ -48,7 +49,18 @@ const APP_BODY = `
     const { token } = await api.admin.issueToken(ws.ownerMemberId, { scopes: ['read'] });
     const res = await api.handle({ method: 'GET', url: '/api/v3/members', headers: { authorization: 'Bearer ' + token } });
     const body = JSON.parse(res.body);
-    console.log(JSON.stringify({ status: res.status, names: body.data.map((m) => m.name), handler: typeof toNodeHandler, webhooks: Object.keys(webhooks).length }));
+    // @pmapi/testing as a user's test would use it: a seeded API, a request as a member, time moved and the jobs run.
+    const t = await createTestApi();
+    let testing;
+    try {
+      const made = await t.as(t.a.owner).post('/projects', { name: 'Launch' });
+      await t.advance('1h');
+      const run = await t.runJobs();
+      testing = { status: made.status, name: made.body.name, ran: typeof run.purge.purged };
+    } finally {
+      await t.close();
+    }
+    console.log(JSON.stringify({ status: res.status, names: body.data.map((m) => m.name), handler: typeof toNodeHandler, webhooks: Object.keys(webhooks).length, testing }));
   } finally {
     await api.close();
   }
@@ -58,12 +70,14 @@ const { createPmapi } = require('@pmapi/core');
 const { openSqliteStore } = require('@pmapi/adapter-sqlite');
 const { toNodeHandler } = require('@pmapi/http-node');
 const webhooks = require('@pmapi/webhooks');
+const { createTestApi } = require('@pmapi/testing');
 (async () => {${APP_BODY}})().catch((e) => { console.error(e); process.exit(1); });
 `;
 const ESM_APP = `import { createPmapi } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { toNodeHandler } from '@pmapi/http-node';
 import * as webhooks from '@pmapi/webhooks';
+import { createTestApi } from '@pmapi/testing';
 ${APP_BODY}`;
 
 /**
@@ -117,7 +131,7 @@ function findCopies(dir, name, out = []) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const r = packSmoke({ keep: process.argv.includes('--keep'), log: (m) => console.error(`pack-smoke: ${m}`) });
   console.log(JSON.stringify(r, null, 2));
-  const ok = [r.cjs, r.esm].every((x) => x.status === 200 && x.names.includes('Ada')) && r.coreCopies.length === 1 && r.cli.applied > 0 && /up to date/.test(r.cli.again);
+  const ok = [r.cjs, r.esm].every((x) => x.status === 200 && x.names.includes('Ada') && x.testing?.status === 201) && r.coreCopies.length === 1 && r.cli.applied > 0 && /up to date/.test(r.cli.again);
   if (!ok) { console.error('pack-smoke: FAILED'); process.exit(1); }
   console.error('pack-smoke: ok');
 }

@@ -23,6 +23,8 @@ describe.skipIf(!enabled)('packed tarballs install and run outside the workspace
       expect(a.names).toEqual(['Ada']);
       expect(a.handler).toBe('function');
       expect(a.webhooks).toBeGreaterThan(0);
+      // The installed @pmapi/testing works as its README says (issue 17).
+      expect(a.testing).toEqual({ status: 201, name: 'Launch', ran: 'number' });
     }
     // The installed `pmapi` bin applies every migration to a new SQLite file, then finds it up to date.
     expect(r.cli.applied).toBeGreaterThan(0);
