@@ -1,5 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import dns from 'node:dns';
+import net from 'node:net';
 import { createMemoryBlobStore, verifyWebhookSignature, type BlobStore } from '@pmapi/core';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { createTestApi, DEFAULT_START, parseDuration, type TestApi, type TestStoreFactory } from '@pmapi/testing';
@@ -274,6 +276,44 @@ describe('@pmapi/testing options (issue 17)', () => {
       await one.close().catch(() => undefined);
       await two.close();
     }
+  });
+
+  it('no delivery path touches the network: no socket, DNS look-up or fetch while hooks fire, retry and are tested (SQLite)', async () => {
+    const opened: string[] = [];
+    const connect = net.Socket.prototype.connect;
+    const lookup = dns.lookup;
+    const fetch = globalThis.fetch;
+    net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]) {
+      opened.push(`connect ${JSON.stringify(args[0])}`);
+      return connect.apply(this, args as never);
+    } as typeof connect;
+    (dns as { lookup: unknown }).lookup = (...args: unknown[]) => {
+      opened.push(`lookup ${String(args[0])}`);
+      return (lookup as (...a: unknown[]) => unknown)(...args);
+    };
+    globalThis.fetch = ((input: unknown) => {
+      opened.push(`fetch ${String(input)}`);
+      return fetch(input as never);
+    }) as typeof fetch;
+    let answer = 500;
+    const t = await createTestApi({ webhookReceiver: () => answer });
+    try {
+      const owner = t.as(t.a.owner);
+      const hook = (await owner.post('/webhooks', { url: 'https://hooks.example.com/in', events: ['project.*'] })).body;
+      await owner.post('/projects', { name: 'Quiet' });
+      await t.runJobs();
+      answer = 200;
+      await t.advance('1s');
+      await t.runJobs();
+      expect((await owner.post(`/webhooks/${hook.id}/test`)).status).toBe(200);
+      expect(t.deliveries.map((d) => d.status)).toEqual([500, 200, 200]);
+    } finally {
+      await t.close();
+      net.Socket.prototype.connect = connect;
+      (dns as { lookup: unknown }).lookup = lookup;
+      globalThis.fetch = fetch;
+    }
+    expect(opened).toEqual([]);
   });
 
   it('now, onResponse, seed: false, rate limits on request', async () => {
