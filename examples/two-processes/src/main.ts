@@ -29,6 +29,8 @@ Environment: PMAPI_SECRET, the cursor-signing secret; the same in every process,
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
+    // `pnpm --filter … start -- --db x` (as the READMEs show) hands the script a leading `--`: not a positional.
+    args: process.argv.slice(2).filter((a, i) => i !== 0 || a !== '--'),
     options: {
       db: { type: 'string' },
       port: { type: 'string', default: '3000' },

@@ -26,6 +26,8 @@ Options:
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
+    // `pnpm --filter … start -- --db x` (as the READMEs show) hands the script a leading `--`: not a positional.
+    args: process.argv.slice(2).filter((a, i) => i !== 0 || a !== '--'),
     options: {
       db: { type: 'string' },
       interval: { type: 'string', default: '1000' },
