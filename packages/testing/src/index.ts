@@ -234,12 +234,18 @@ function parseBody(res: HttpResponse): unknown {
  * await t.advance('31d'); await t.runJobs(); await t.close();
  */
 export async function createTestApi(options: TestApiOptions = {}): Promise<TestApi> {
+  // Checked before anything is opened: an unreadable start would run the whole API on a NaN clock.
+  const start = options.now ?? DEFAULT_START;
+  const startMs = typeof start === 'number' ? start : start instanceof Date ? start.getTime() : Date.parse(start);
+  if (!Number.isFinite(startMs)) {
+    throw new RangeError(`@pmapi/testing: now must be a time in ms, a Date or an ISO 8601 string (got ${typeof start === 'string' ? `'${start}'` : String(start)})`);
+  }
   const queries: string[] = [];
   let counting = false;
   const open: StoreOpenOptions = { onQuery: (q) => { if (counting) queries.push(q); }, ...(options.poolMax ? { max: options.poolMax } : {}) };
   const factory = options.store;
   const store = !factory ? await openSqliteStore({ onQuery: open.onQuery }) : typeof factory === 'function' ? await factory(open) : await factory.open(open);
-  const clock = fakeClock(options.now ?? DEFAULT_START);
+  const clock = fakeClock(startMs);
 
   const deliveries: CapturedDelivery[] = [];
   const receiver = options.webhookReceiver;

@@ -372,6 +372,21 @@ describe('@pmapi/testing options (issue 17)', () => {
     }
   });
 
+  it('an unreadable now is refused before any store is opened (no API on a NaN clock)', async () => {
+    let opened = 0;
+    const store: TestStoreFactory = async () => {
+      opened++;
+      throw new Error('not reached');
+    };
+    for (const now of ['next tuesday', Number.NaN, new Date('nope')]) {
+      await expect(createTestApi({ now, store })).rejects.toThrow(/now must be a time/);
+    }
+    expect(opened).toBe(0);
+    const t = await createTestApi({ now: new Date('2027-05-06T07:08:09.000Z'), seed: false });
+    expect(t.clock.now()).toBe(Date.parse('2027-05-06T07:08:09.000Z'));
+    await t.close();
+  });
+
   it('parseDuration reads ms and unit text and refuses the rest', () => {
     expect(parseDuration(1500)).toBe(1500);
     expect(parseDuration('2h')).toBe(7_200_000);
