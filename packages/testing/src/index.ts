@@ -7,7 +7,7 @@
  * const r = await t.as(t.a.owner).post('/projects', { name: 'Launch' }); // r.status 201, r.body.id
  */
 import { createMemoryBlobStore, createPmapi, fakeClock, type FakeClock, type HttpResponse, type Pmapi, type PmapiOptions, type WebhookAttempt, type WebhookRequest } from '@pmapi/core';
-import type { SqlStore } from '@pmapi/core/sql';
+import { checkOptionNames, type SqlStore } from '@pmapi/core/sql';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { createWebhookWorker, type RunResult } from '@pmapi/webhooks';
 import { parseDuration } from './duration';
@@ -198,6 +198,12 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
+/** Every TestApiOptions key: any other is refused (a typo such as `webhookReciever` would quietly answer 200). */
+const TEST_API_OPTIONS = ['store', 'now', 'rateLimits', 'seed', 'api', 'webhookTestRoute', 'webhookReceiver', 'onResponse', 'poolMax', 'onError'] as const satisfies ReadonlyArray<keyof TestApiOptions>;
+type _AllTestApiOptions = Exclude<keyof TestApiOptions, (typeof TEST_API_OPTIONS)[number]> extends never ? true : never;
+const _allTestApiOptions: _AllTestApiOptions = true;
+void _allTestApiOptions;
+
 const ROLE_TITLE: Record<string, string> = { owner: 'Owner', manager: 'Manager', regular: 'Regular', client: 'Client' };
 const title = (role: string) => ROLE_TITLE[role] ?? role.charAt(0).toUpperCase() + role.slice(1);
 
@@ -234,7 +240,8 @@ function parseBody(res: HttpResponse): unknown {
  * await t.advance('31d'); await t.runJobs(); await t.close();
  */
 export async function createTestApi(options: TestApiOptions = {}): Promise<TestApi> {
-  // Checked before anything is opened: an unreadable start would run the whole API on a NaN clock.
+  // Checked before anything is opened: a misspelt option would be ignored, an unreadable start run the whole API on a NaN clock.
+  checkOptionNames('createTestApi', options, TEST_API_OPTIONS);
   const start = options.now ?? DEFAULT_START;
   const startMs = typeof start === 'number' ? start : start instanceof Date ? start.getTime() : Date.parse(start);
   if (!Number.isFinite(startMs)) {

@@ -387,6 +387,18 @@ describe('@pmapi/testing options (issue 17)', () => {
     await t.close();
   });
 
+  it('a misspelt option is refused with a did-you-mean, before any store is opened', async () => {
+    let opened = 0;
+    const store: TestStoreFactory = async () => {
+      opened++;
+      throw new Error('not reached');
+    };
+    await expect(createTestApi({ store, webhookReciever: () => 500 } as never)).rejects.toThrow(/createTestApi options\.webhookReciever is not an option \(did you mean options\.webhookReceiver\?\)/);
+    await expect(createTestApi({ store, rateLimit: true } as never)).rejects.toThrow(/did you mean options\.rateLimits\?/);
+    await expect(createTestApi('memory' as never)).rejects.toThrow(/createTestApi takes an options object/);
+    expect(opened).toBe(0);
+  });
+
   it('parseDuration reads ms and unit text and refuses the rest', () => {
     expect(parseDuration(1500)).toBe(1500);
     expect(parseDuration('2h')).toBe(7_200_000);
