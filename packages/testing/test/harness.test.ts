@@ -138,6 +138,24 @@ for (const { name, store } of stores) {
       }
     });
 
+    it('advance + runJobs: a recurring rule makes its task when its time comes, and the task.created delivery goes out in the same run', async () => {
+      const owner = t.as(t.a.owner);
+      const p = (await owner.post('/projects', { name: 'Routine' })).body;
+      const hook = (await owner.post('/webhooks', { url: 'https://receiver.example.com/rec', events: ['task.created'] })).body;
+      const rule = await owner.post('/recurring-rules', { name: 'Water the plants', frequency: 'daily', projectId: p.id });
+      expect(rule.status, JSON.stringify(rule.body)).toBe(201);
+      t.deliveries.length = 0;
+      await t.advance(Date.parse(rule.body.nextRunAt) - t.clock.now() - 1);
+      expect((await t.runJobs()).recurring.created).toBe(0);
+      await t.advance(1);
+      const run = await t.runJobs();
+      expect(run.recurring.created).toBe(1);
+      const made = (await owner.get('/tasks', { query: { 'recurringRuleId[eq]': rule.body.id } })).body.data;
+      expect(made.map((x: { name: string }) => x.name)).toEqual(['Water the plants']);
+      expect(t.deliveries.map((d) => [d.headers['x-webhook-event'], d.body.aggregateId])).toEqual([['task.created', made[0].id]]);
+      await owner.del(`/webhooks/${hook.id}`);
+    });
+
     it('runJobs delivers webhooks into t.deliveries (no network), signed with the webhook\'s secret at the fake time', async () => {
       const owner = t.as(t.a.owner);
       const hook = await owner.post('/webhooks', { url: 'https://receiver.example.com/pm', events: ['project.created'] });
