@@ -1,6 +1,5 @@
 import http from 'node:http';
-import { parseArgs } from 'node:util';
-import { createDirectoryBlobStore, createMemoryBlobStore, createPmapi, parseDatabaseArg } from '@pmapi/core';
+import { createDirectoryBlobStore, createMemoryBlobStore, createPmapi } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { applyServerDeadlines, toNodeHandler } from '@pmapi/http-node';
@@ -8,6 +7,7 @@ import { createUrlFetcher, createWebhookSender, createWebhookWorker } from '@pma
 import { createSharpThumbnailer } from '@pmapi/thumbnails';
 import { seedDemo, demoNames } from './seed';
 import { demoSignIn, memberFromCookie } from './demo-sign-in';
+import { parseQuickstartArgs } from './args';
 
 const USAGE = `pmapi quickstart: the v3 API on SQLite with two demo workspaces.
 
@@ -23,32 +23,11 @@ Options:
   --help       this text`;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    // `pnpm --filter … start -- --db x` (as the READMEs show) hands the script a leading `--`: not a positional.
-    args: process.argv.slice(2).filter((a, i) => i !== 0 || a !== '--'),
-    options: {
-      port: { type: 'string', default: '3000' },
-      db: { type: 'string' },
-      files: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      'allow-private-webhooks': { type: 'boolean', default: false },
-      'no-webhook-worker': { type: 'boolean', default: false },
-      'no-migrate': { type: 'boolean', default: false },
-      'allow-loopback-webhooks': { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
-    allowPositionals: false,
-  });
+  const { values, port, target } = parseQuickstartArgs(process.argv.slice(2));
   if (values.help) {
     console.log(USAGE);
     return;
   }
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0-65535, got '${values.port}'`);
-
-  const db = values.db ?? process.env.DATABASE_URL;
-  // A URL that is not postgres:// (a typo such as postgress:/x) is refused, not taken as a SQLite file name.
-  const target = db ? parseDatabaseArg(db, values.db !== undefined ? '--db' : 'DATABASE_URL') : undefined;
   const migrate = !values['no-migrate'];
   const store =
     target?.kind === 'postgres'

@@ -1,8 +1,8 @@
-import { parseArgs } from 'node:util';
 import { createPmapi, createRateLimiter } from '@pmapi/core';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { createNodeServer } from '@pmapi/http-node';
 import { createWebhookSender } from '@pmapi/webhooks';
+import { parseApiProcessArgs } from './args';
 
 /**
  * One pmapi API server process (node:http + toNodeHandler) of several on one
@@ -28,33 +28,11 @@ Environment: PMAPI_SECRET, the cursor-signing secret; the same in every process,
 (then one is generated once and kept in the database, which every process reads).`;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    // `pnpm --filter … start -- --db x` (as the READMEs show) hands the script a leading `--`: not a positional.
-    args: process.argv.slice(2).filter((a, i) => i !== 0 || a !== '--'),
-    options: {
-      db: { type: 'string' },
-      port: { type: 'string', default: '3000' },
-      seed: { type: 'boolean', default: false },
-      'post-limit': { type: 'string' },
-      json: { type: 'boolean', default: false },
-      'allow-loopback-webhooks': { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
-    allowPositionals: false,
-  });
+  const { values, port, postLimit, db } = parseApiProcessArgs(process.argv.slice(2));
   if (values.help) {
     console.log(USAGE);
     return;
   }
-  const port = Number(values.port);
-  if (!/^\d+$/.test(values.port!) || port > 65535) throw new Error(`--port must be 0-65535, got '${values.port}'`);
-  const postLimit = values['post-limit'] === undefined ? undefined : Number(values['post-limit']);
-  if (postLimit !== undefined && !(/^\d+$/.test(values['post-limit']!) && postLimit >= 1)) {
-    throw new Error(`--post-limit must be a whole number ≥ 1, got '${values['post-limit']}'`);
-  }
-  const db = values.db ?? process.env.DATABASE_URL;
-  if (!db) throw new Error('--db (or DATABASE_URL) is required: the postgres:// URL every API process shares');
-  if (!/^postgres(ql)?:\/\//.test(db)) throw new Error(`--db must be a postgres:// (or postgresql://) URL shared by every process, got '${db.replace(/\/\/[^@/]*@/, '//…@')}'`);
 
   // Migrations run under an advisory lock: processes starting at once do not trip over each other.
   const store = await openPostgresStore({ connectionString: db });

@@ -7,12 +7,13 @@
 //          /api/v3/openapi.json, stop it)
 //   --out  where to write (default: src/pmapi.d.ts); the drift test writes to a temporary file and compares
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
-const { values } = parseArgs({ options: { url: { type: 'string' }, out: { type: 'string', default: here('../src/pmapi.d.ts') } } });
+/** The command line (unknown options throw); exported so test/readme-commands.test.ts checks the README's commands. */
+export const parseGenerateArgs = (args) => parseArgs({ args, options: { url: { type: 'string' }, out: { type: 'string', default: here('../src/pmapi.d.ts') } } }).values;
 
 /** Start the built quickstart with --port 0 --json; resolves with its base URL and a stop function. */
 async function startQuickstart() {
@@ -48,15 +49,19 @@ function openapiTypescript(url, out) {
   });
 }
 
-let server;
-try {
-  let url = values.url;
-  if (!url) {
-    server = await startQuickstart();
-    url = `${server.baseUrl}/api/v3/openapi.json`;
+// Run when executed (node scripts/generate.mjs), not when imported for parseGenerateArgs.
+if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
+  const values = parseGenerateArgs(process.argv.slice(2));
+  let server;
+  try {
+    let url = values.url;
+    if (!url) {
+      server = await startQuickstart();
+      url = `${server.baseUrl}/api/v3/openapi.json`;
+    }
+    await openapiTypescript(url, values.out);
+    console.log(`wrote ${values.out} from ${url}`);
+  } finally {
+    server?.stop();
   }
-  await openapiTypescript(url, values.out);
-  console.log(`wrote ${values.out} from ${url}`);
-} finally {
-  server?.stop();
 }

@@ -1,7 +1,7 @@
-import { parseArgs } from 'node:util';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { createWebhookSender, createWebhookWorker } from '@pmapi/webhooks';
+import { parseWorkerArgs } from './args';
 
 /**
  * The webhook worker in a process of its own (issue 16, "Examples"): it
@@ -25,28 +25,11 @@ Options:
   --help          this text`;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    // `pnpm --filter … start -- --db x` (as the READMEs show) hands the script a leading `--`: not a positional.
-    args: process.argv.slice(2).filter((a, i) => i !== 0 || a !== '--'),
-    options: {
-      db: { type: 'string' },
-      interval: { type: 'string', default: '1000' },
-      'allow-private-webhooks': { type: 'boolean', default: false },
-      'allow-loopback-webhooks': { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
-    allowPositionals: false,
-  });
+  const { values, interval, db } = parseWorkerArgs(process.argv.slice(2));
   if (values.help) {
     console.log(USAGE);
     return;
   }
-  const interval = Number(values.interval);
-  if (!Number.isInteger(interval) || interval < 10) throw new Error(`--interval must be a whole number of milliseconds ≥ 10, got '${values.interval}'`);
-  const db = values.db ?? process.env.DATABASE_URL;
-  if (!db) throw new Error('--db (or DATABASE_URL) is required: the database the API processes write to');
-  const scheme = /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(db)?.[1];
-  if (scheme !== undefined && !/^postgres(ql)?:\/\//.test(db)) throw new Error(`--db starts with '${scheme}:' but is not a postgres:// (or postgresql://) URL`);
   const store = /^postgres(ql)?:\/\//.test(db) ? await openPostgresStore({ connectionString: db }) : await openSqliteStore({ filename: db });
   const sender = createWebhookSender({ allowPrivateTargets: values['allow-private-webhooks'], allowLoopback: values['allow-loopback-webhooks'] });
   const worker = createWebhookWorker({ store, sender, onError: (e) => console.error('webhook worker', e) });
