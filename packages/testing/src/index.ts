@@ -295,7 +295,14 @@ export async function createTestApi(options: TestApiOptions = {}): Promise<TestA
   const basePath = extra.basePath?.replace(/\/$/, '') ?? '/api/v3';
   const onResponse = options.onResponse;
 
+  let closed = false;
+  /** After close() the store is gone: say so, rather than let the API answer 500 and log a driver error. */
+  const open_ = (what: string) => {
+    if (closed) throw new Error(`@pmapi/testing: ${what} after t.close() (this test API and its store are closed; create another with createTestApi())`);
+  };
+
   async function request(method: string, path: string, o: RequestOptions = {}): Promise<Reply> {
+    open_(`${method.toUpperCase()} ${path}`);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(o.headers ?? {})) headers[k.toLowerCase()] = v;
     if (o.token != null && !('authorization' in headers)) headers.authorization = `Bearer ${o.token}`;
@@ -388,6 +395,7 @@ export async function createTestApi(options: TestApiOptions = {}): Promise<TestA
     anon: caller(null),
     request,
     async fetchLink(method, url, body, headers = {}) {
+      open_(`fetchLink ${method.toUpperCase()}`);
       const u = new URL(url, 'http://in-process.invalid');
       return api.handle({ method, url: `${u.pathname}${u.search}`, headers, body, remoteAddress: '127.0.0.1' });
     },
@@ -396,6 +404,7 @@ export async function createTestApi(options: TestApiOptions = {}): Promise<TestA
       return clock.now();
     },
     async runJobs() {
+      open_('runJobs()');
       const recurring = await api.jobs.recurring();
       const reminders = await api.jobs.reminders();
       // A capped reminders run says `more`: go on until this instant's work is done.
@@ -440,7 +449,11 @@ export async function createTestApi(options: TestApiOptions = {}): Promise<TestA
       const rows = await store.db.selectFrom('outbox').select(['body']).orderBy('created_at').orderBy('id').execute();
       return rows.map((r) => store.dialect.decode('json', r.body));
     },
-    close: () => api.close(),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await api.close();
+    },
   };
   return t;
 }

@@ -417,6 +417,18 @@ describe('@pmapi/testing options (issue 17)', () => {
     expect(opened).toBe(0);
   });
 
+  it('after close(), requests and runJobs say the test API is closed (no 500 from a destroyed driver); close() again is a no-op', async () => {
+    const errors: unknown[] = [];
+    const t = await createTestApi({ onError: (e) => void errors.push(e) });
+    const owner = t.as(t.a.owner);
+    await t.close();
+    await t.close();
+    await expect(owner.get('/members')).rejects.toThrow(/GET \/members after t\.close\(\)/);
+    await expect(t.runJobs()).rejects.toThrow(/runJobs\(\) after t\.close\(\)/);
+    await expect(t.fetchLink('GET', '/api/v3/blobs/x')).rejects.toThrow(/after t\.close\(\)/);
+    expect(errors).toEqual([]);
+  });
+
   it('parseDuration reads ms and unit text and refuses the rest', () => {
     expect(parseDuration(1500)).toBe(1500);
     expect(parseDuration('2h')).toBe(7_200_000);
