@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { ScopeAction } from '../auth/scopes';
 import type { Registry } from '../resources/registry';
 import type { Engine, OpResult } from '../services/engine';
@@ -39,6 +40,14 @@ export interface CustomRoute {
   subject?: string;
   /** The operation takes no body (spec rule 13: validated exactly): only an absent body or `{}` is accepted. */
   noBody?: boolean;
+  /**
+   * The request body, for the OpenAPI document: the zod schema the handler
+   * parses the body with (the same object, never a copy), or, for a body
+   * made of a resource's create body, `{ create: resource, nested: key }`:
+   * that body plus `nested`, an array of nodes of the same shape (the task
+   * tree). Every write route that takes a body declares it.
+   */
+  body?: z.ZodType | { create: string; nested: string };
   /**
    * Work done before the write transaction opens, so that no transaction
    * waits on it (fetching a URL, storing bytes): it sees a read context and

@@ -6,7 +6,7 @@ import { MAX_LIMIT, DEFAULT_LIMIT } from '../query/page';
 import { MAX_EXPAND_DEPTH } from '../query/parse';
 import { errorCodes } from '../errors/codes';
 import { eventCatalog } from '../webhooks/catalog';
-import { bodySchema, componentName, pageSchema, recordSchema, ref, sharedSchemas, type JsonSchema } from './schemas';
+import { bodySchema, componentName, fromZod, pageSchema, recordSchema, ref, sharedSchemas, type JsonSchema } from './schemas';
 
 /**
  * The OpenAPI 3.1 document of the v3 surface (issue 17, "The contract"),
@@ -278,7 +278,7 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
       summary: `${r.method} /${r.path}`,
       tags: [r.scope.resource],
       parameters: [...pathParams, ...(r.write ? [idempotencyParam] : []), ...query],
-      ...(write && !r.noBody ? { requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } } } : {}),
+      ...(write && !r.noBody ? { requestBody: { required: true, content: { 'application/json': { schema: r.body ? customBody(r, registry, schemas) : { type: 'object' } } } } } : {}),
       ...(write && r.noBody ? { description: 'Takes no body (or {}).' } : {}),
       responses: { [status]: json(schema, description), ...(also ? { [also]: json(schema, description) } : {}), ...errorResponses(write) },
       security: [{ bearerAuth: [`${r.scope.resource}:${r.scope.action}`] }],
@@ -388,6 +388,27 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
       },
     },
   };
+}
+
+/**
+ * The request body a custom route declares: its zod schema as JSON Schema
+ * (what the handler parses, `io: 'input'`), or a resource's create body with
+ * a nested array of nodes of the same shape (a component, `{Name}TreeNode`,
+ * since it refers to itself).
+ */
+function customBody(r: CustomRoute, registry: Registry, schemas: Record<string, JsonSchema>): JsonSchema {
+  const b = r.body!;
+  if ('_zod' in b) return fromZod(b, 'input');
+  const { create, nested } = b;
+  const res = registry.get(create);
+  const node = `${componentName(res)}TreeNode`;
+  const base = bodySchema(res, 'create');
+  schemas[node] ??= {
+    ...base,
+    description: `A ${res.name}'s create body, plus ${nested}: nodes of the same shape, created under it (a nested node takes its place from the tree).`,
+    properties: { ...(base.properties as Record<string, JsonSchema>), [nested]: { type: 'array', items: { $ref: `#/components/schemas/${node}` } } },
+  };
+  return ref(node);
 }
 
 /** What a custom route answers on success. */

@@ -118,19 +118,19 @@ async function attachment(ctx: WriteContext, taskId: string, raw: unknown, verb:
 
 export const documentRoutes: CustomRoute[] = [
   {
-    method: 'POST', path: 'documents/{id}/append', scope: { resource: 'documents', action: 'write' }, write: true, subject: 'document',
+    method: 'POST', path: 'documents/{id}/append', scope: { resource: 'documents', action: 'write' }, write: true, subject: 'document', body: appendBody,
     run: (ctx, { params, body }) => append(ctx, params.id!, body),
   },
   {
-    method: 'POST', path: 'documents/{id}/edit-text', scope: { resource: 'documents', action: 'write' }, write: true, subject: 'document',
+    method: 'POST', path: 'documents/{id}/edit-text', scope: { resource: 'documents', action: 'write' }, write: true, subject: 'document', body: editTextBody,
     run: (ctx, { params, body }) => editText(ctx, params.id!, body),
   },
   {
-    method: 'POST', path: 'tasks/{id}/attach-document', scope: { resource: 'tasks', action: 'write' }, write: true, subject: 'task',
+    method: 'POST', path: 'tasks/{id}/attach-document', scope: { resource: 'tasks', action: 'write' }, write: true, subject: 'task', body: attachBody,
     run: (ctx, { params, body }) => attachment(ctx, params.id!, body, 'attachDocument'),
   },
   {
-    method: 'POST', path: 'tasks/{id}/detach-document', scope: { resource: 'tasks', action: 'write' }, write: true, subject: 'task',
+    method: 'POST', path: 'tasks/{id}/detach-document', scope: { resource: 'tasks', action: 'write' }, write: true, subject: 'task', body: attachBody,
     run: (ctx, { params, body }) => attachment(ctx, params.id!, body, 'detachDocument'),
   },
 ];

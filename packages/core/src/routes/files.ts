@@ -191,17 +191,17 @@ async function discard(ctx: ReadContext, prepared: unknown): Promise<void> {
 
 export const fileRoutes: CustomRoute[] = [
   {
-    method: 'POST', path: 'files/upload-url', scope: { resource: 'files', action: 'write' }, write: true,
+    method: 'POST', path: 'files/upload-url', scope: { resource: 'files', action: 'write' }, write: true, body: uploadUrlBody,
     run: (ctx, { body }) => uploadUrl(ctx, body),
   },
   {
-    method: 'POST', path: 'files/from-content', scope: { resource: 'files', action: 'write' }, write: true,
+    method: 'POST', path: 'files/from-content', scope: { resource: 'files', action: 'write' }, write: true, body: fromContentBody,
     prepare: (ctx, { body }) => prepareFromContent(ctx, body),
     discard,
     run: (ctx, { prepared }) => register(ctx, prepared as Stored, 'createFromContent'),
   },
   {
-    method: 'POST', path: 'files/from-url', scope: { resource: 'files', action: 'write' }, write: true,
+    method: 'POST', path: 'files/from-url', scope: { resource: 'files', action: 'write' }, write: true, body: fromUrlBody,
     prepare: (ctx, { body }) => prepareFromUrl(ctx, body),
     discard,
     run: (ctx, { prepared }) => register(ctx, prepared as Stored, 'uploadFromUrl'),

@@ -129,7 +129,7 @@ async function transfer(ctx: WriteContext, id: string, raw: unknown): Promise<Op
 const write = { resource: 'projects', action: 'write' } as const;
 
 export const projectRoutes: CustomRoute[] = [
-  { method: 'POST', path: 'projects/{id}/add-member', scope: write, write: true, subject: 'project', run: (ctx, { params, body }) => addMember(ctx, params.id!, body) },
-  { method: 'POST', path: 'projects/{id}/remove-member', scope: write, write: true, subject: 'project', run: (ctx, { params, body }) => removeMember(ctx, params.id!, body) },
-  { method: 'POST', path: 'projects/{id}/transfer', scope: write, write: true, subject: 'project', run: (ctx, { params, body }) => transfer(ctx, params.id!, body) },
+  { method: 'POST', path: 'projects/{id}/add-member', scope: write, write: true, subject: 'project', body: memberBody, run: (ctx, { params, body }) => addMember(ctx, params.id!, body) },
+  { method: 'POST', path: 'projects/{id}/remove-member', scope: write, write: true, subject: 'project', body: memberBody, run: (ctx, { params, body }) => removeMember(ctx, params.id!, body) },
+  { method: 'POST', path: 'projects/{id}/transfer', scope: write, write: true, subject: 'project', body: transferBody, run: (ctx, { params, body }) => transfer(ctx, params.id!, body) },
 ];

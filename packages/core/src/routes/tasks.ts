@@ -141,7 +141,7 @@ async function createTree(ctx: WriteContext, engine: Engine, raw: unknown): Prom
 
 export const taskRoutes: CustomRoute[] = [
   {
-    method: 'POST', path: 'tasks/tree', scope: { resource: 'tasks', action: 'write' }, write: true,
+    method: 'POST', path: 'tasks/tree', scope: { resource: 'tasks', action: 'write' }, write: true, body: { create: 'task', nested: 'subtasks' },
     run: (ctx, { body, engine }) => {
       if (!engine) throw new Error('pmapi: the task tree route needs the engine');
       return createTree(ctx, engine, body);
