@@ -34,7 +34,6 @@ async function main(): Promise<void> {
   const sender = createWebhookSender({ allowPrivateTargets: values['allow-private-webhooks'], allowLoopback: values['allow-loopback-webhooks'] });
   const worker = createWebhookWorker({ store, sender, onError: (e) => console.error('webhook worker', e) });
   worker.start(interval);
-  console.log(JSON.stringify({ worker: 'started', pid: process.pid }));
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -53,6 +52,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // Announced once the signal handlers are in place: a SIGTERM sent on seeing this line stops it gracefully.
+  console.log(JSON.stringify({ worker: 'started', pid: process.pid }));
 }
 
 main().catch((err) => {
