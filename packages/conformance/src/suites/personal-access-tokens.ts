@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { nameUnnamedTokens } from '@pmapi/core/sql';
 import { harness, type Harness, type Reply, type StoreFactory } from '../kit';
 
 const HOUR = 60 * 60 * 1000;
@@ -233,6 +234,26 @@ export function personalAccessTokensSuite(factory: StoreFactory): void {
       // personal-access-tokens:write implies :read.
       const w = await h.api.admin.issueToken(h.a.owner.id, { scopes: ['personal-access-tokens:write'] });
       ok(await h.get(`${P}/${c.id}`, { token: w.token }));
+    });
+
+    // docs/not-shown.md "Contract and harness (issue 17)": every token has a name, as the declaration and the document say.
+    it('api.admin.issueToken names a token issued without a name "API token", checks a given name as the API does, and migration 0030 names old unnamed tokens', async () => {
+      const plain = await h.api.admin.issueToken(h.a.owner.id, { scopes: ['read'] });
+      expect(ok(await h.get(`${P}/${plain.id}`)).name).toBe('API token');
+      const named = await h.api.admin.issueToken(h.a.owner.id, { scopes: ['read'], name: '  Deploy bot  ' });
+      expect(ok(await h.get(`${P}/${named.id}`)).name).toBe('Deploy bot');
+      const before = (await listIds(h, h.a.owner.token)).length;
+      for (const name of ['', '   ', 'x'.repeat(101), 42 as unknown as string]) {
+        await expect(h.api.admin.issueToken(h.a.owner.id, { scopes: ['read'], name })).rejects.toThrow(/token's name must be a string of 1-100 characters/);
+      }
+      await expect(h.api.admin.createAgent({ teamId: h.a.id, name: 'Bot', scopes: ['read'], tokenName: ' ' })).rejects.toThrow(/tokenName must be/);
+      expect((await listIds(h, h.a.owner.token)).length).toBe(before);
+      expect((await h.get('/members?type[eq]=agent')).body.data.map((m: { name: string }) => m.name)).not.toContain('Bot');
+      // A token stored without a name (before issueToken gave one) is named by the migration; OAuth rows are not touched.
+      await h.api.store.db.updateTable('access_tokens').set({ name: null }).where('id', '=', plain.id).execute();
+      expect(await nameUnnamedTokens(h.api.store.db)).toBe(1);
+      expect(ok(await h.get(`${P}/${plain.id}`)).name).toBe('API token');
+      expect(await nameUnnamedTokens(h.api.store.db)).toBe(0);
     });
   });
 

@@ -20,6 +20,8 @@ import { releaseMember } from '../resources/people.resource';
 import { scrubPresenceEvents } from '../sql/queries/presence';
 import { roleIdByName } from '../sql/queries/roles';
 import { revokeToken } from '../sql/queries/tokens';
+import { PAT_NAME_MAX } from '../resources/personal-access-token.resource';
+import { DEFAULT_TOKEN_NAME } from '../sql/migrations/0030-unnamed-tokens';
 
 /** The four built-in roles (spec "Role"); their permission lists arrive with access control. */
 export const BUILTIN_ROLES = ['owner', 'manager', 'regular', 'client'] as const;
@@ -188,7 +190,7 @@ export class Admin {
       const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt).getTime();
       const { token, prefix, hash } = newPersonalToken(this.ids);
       const { id: tokenId } = await seedRecord(new Repo(trx, this.d), this.ids, this.registry.get('personalAccessToken'), input.teamId, {
-        memberId: member.id, scopes: [...new Set(input.scopes)], name: input.tokenName ?? name, expiresAt, prefix, hash, lastUsedAt: null, revokedAt: null,
+        memberId: member.id, scopes: [...new Set(input.scopes)], name: tokenName(input.tokenName, 'tokenName') ?? name, expiresAt, prefix, hash, lastUsedAt: null, revokedAt: null,
       }, now);
       await this.announceMember(trx, input.teamId, member.id, 'created');
       return { memberId: member.id, agentId: type === 'agent' ? member.id : null, type, tokenId, token };
@@ -265,9 +267,12 @@ export class Admin {
    * Only its SHA-256 digest is stored: the token is returned once, here.
    * The embedding application's privileged path: not held to the 20-token cap
    * of `POST /personal-access-tokens`, but its tokens count toward that cap.
+   * `name` follows the API's rule (trimmed, 1-100 characters); without one the
+   * token is named `API token` (every token has a name, as the API's do).
    */
   async issueToken(memberId: string, input: { scopes: readonly string[]; name?: string; expiresAt?: Date | number | string }): Promise<{ id: string; token: string }> {
     for (const s of input.scopes) if (!isValidScope(s)) throw new Error(`pmapi admin: invalid scope '${s}'`);
+    const name = tokenName(input.name, 'name') ?? DEFAULT_TOKEN_NAME;
     const teamId = await teamOfMember(this.store.db, memberId);
     if (teamId === undefined) throw new Error(`pmapi admin: no member ${memberId}`);
     if (await isMemberErased(this.store.db, memberId)) throw new Error(`pmapi admin: member ${memberId} was erased; an erased membership gets no tokens`);
@@ -275,7 +280,7 @@ export class Admin {
     const { token, prefix, hash } = newPersonalToken(this.ids);
     // Seeded through the declaration, like the API's tokens.
     const { id } = await seedRecord(new Repo(this.store.db, this.d), this.ids, this.registry.get('personalAccessToken'), teamId, {
-      memberId, scopes: [...new Set(input.scopes)], name: input.name ?? null, expiresAt, prefix, hash, lastUsedAt: null, revokedAt: null,
+      memberId, scopes: [...new Set(input.scopes)], name, expiresAt, prefix, hash, lastUsedAt: null, revokedAt: null,
     }, this.clock.now());
     return { id, token };
   }
@@ -303,4 +308,12 @@ export class Admin {
   async revokeToken(tokenId: string): Promise<void> {
     await revokeToken(this.store.db, this.d, tokenId, this.clock.now());
   }
+}
+
+/** A token name given to the admin API: trimmed, 1-100 characters (the API's rule); undefined when absent. */
+function tokenName(v: unknown, option: string): string | undefined {
+  if (v === undefined) return undefined;
+  const name = typeof v === 'string' ? v.trim() : '';
+  if (name.length === 0 || name.length > PAT_NAME_MAX) throw new Error(`pmapi admin: a token's ${option} must be a string of 1-${PAT_NAME_MAX} characters`);
+  return name;
 }

@@ -51,7 +51,7 @@ function enumValues(def: FieldDef): string[] | undefined {
  * any value). Text is a string (of the write schema's enum, when it has one):
  * lengths and patterns are write rules, not promises about stored data.
  */
-export function responseFieldSchema(def: FieldDef, nullableInResponses = false): JsonSchema {
+export function responseFieldSchema(def: FieldDef): JsonSchema {
   let s: JsonSchema;
   if (def.relation) s = { type: 'array', items: { type: 'string' } };
   else {
@@ -79,7 +79,7 @@ export function responseFieldSchema(def: FieldDef, nullableInResponses = false):
       }
     }
   }
-  return def.nullable || nullableInResponses ? orNull(s) : s;
+  return def.nullable ? orNull(s) : s;
 }
 
 /** A schema with every `additionalProperties: false` dropped (recursively). */
@@ -119,14 +119,6 @@ export const COMPUTED_FIELDS: Record<string, { schema: JsonSchema; description: 
   'webhook.secret': { schema: { type: 'string' }, description: 'The signing secret; in the create and rotate-secret answers only.' },
 };
 
-/**
- * Stored fields that responses may show as null although their declaration
- * does not let a write set null: rows made outside the v3 write path.
- */
-export const NULL_IN_RESPONSES: Record<string, string> = {
-  'personalAccessToken.name': 'tokens issued by admin.issueToken without a name have none',
-};
-
 /** Built-in resources whose `present` hook only rewrites declared fields (a built-in role's effective permissions). */
 const HOOKS_ADD_NO_KEY = new Set(['role']);
 
@@ -145,7 +137,7 @@ export function recordSchema(res: Resource, registry: Registry, extra: Record<st
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const o of v3Shape(res)) {
-    properties[o.name] = responseFieldSchema(res.fields[o.name]!, `${res.name}.${o.name}` in NULL_IN_RESPONSES);
+    properties[o.name] = responseFieldSchema(res.fields[o.name]!);
     required.push(o.name);
   }
   let closed = true;

@@ -29,11 +29,13 @@ import { labelType } from './0026-label-type';
 import { presenceEventMembers } from './0027-presence-event-members';
 import { memberlessHumanActors } from './0028-memberless-human-actors';
 import { oauthFamilyMacros } from './0029-oauth-family-macros';
+import { unnamedTokens } from './0030-unnamed-tokens';
 
 export { tableOf, createTable, type Cols } from './table';
 export { backfillDiscussionChats } from './0019-discussion-chats';
 export { renameDuplicateFolders } from './0023-project-folder-names';
 export { retypeMemberlessHumanActors } from './0028-memberless-human-actors';
+export { nameUnnamedTokens } from './0030-unnamed-tokens';
 export { narrowOwnerReadAudiences } from './0024-activity-audience';
 
 /**
@@ -76,6 +78,7 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0027_presence_event_members': presenceEventMembers(),
     '0028_memberless_human_actors': memberlessHumanActors(d),
     '0029_oauth_family_macros': oauthFamilyMacros(d),
+    '0030_unnamed_tokens': unnamedTokens(),
   };
 }
 
