@@ -107,21 +107,6 @@ async function main(): Promise<void> {
   }, 15_000);
   planning.unref();
 
-  if (values.json) {
-    process.stdout.write(`${JSON.stringify({ baseUrl, teams, authUrl: baseUrl, oauthClients })}\n`);
-  } else {
-    console.log(`pmapi quickstart listening on ${baseUrl}  (v3 at ${baseUrl}/api/v3, OAuth at ${baseUrl}/.well-known/oauth-authorization-server)\n`);
-    for (const [i, t] of teams.entries()) {
-      console.log(`Workspace ${i === 0 ? 'Acme' : 'Globex'} (${t.id})`);
-      for (const m of t.members) console.log(`  ${m.role.padEnd(8)} member ${m.id}  token ${m.token}`);
-    }
-    console.log(`\nOAuth demo clients (redirect URIs ${redirectUris.join(', ')}):`);
-    for (const c of oauthClients) console.log(`  ${c.type.padEnd(12)} client_id ${c.clientId}${c.clientSecret ? `  client_secret ${c.clientSecret}` : ''}`);
-    const tok = teams[0]!.members[0]!.token;
-    console.log(`\nTry:\n  curl -s -H "Authorization: Bearer ${tok}" ${baseUrl}/api/v3/projects`);
-    console.log(`  curl -s -H "Authorization: Bearer ${tok}" -H "Content-Type: application/json" \\\n    -d '{"name":"Launch"}' ${baseUrl}/api/v3/projects`);
-  }
-
   // Graceful shutdown: stop accepting and let requests in flight finish, stop the webhook worker after
   // the round in flight, then close the store; exit 0. Requests still running after 10 s are cut off.
   let stopping = false;
@@ -148,6 +133,21 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // The ready line last: whoever waits for it may signal at once, and the handlers are in place.
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ baseUrl, teams, authUrl: baseUrl, oauthClients })}\n`);
+  } else {
+    console.log(`pmapi quickstart listening on ${baseUrl}  (v3 at ${baseUrl}/api/v3, OAuth at ${baseUrl}/.well-known/oauth-authorization-server)\n`);
+    for (const [i, t] of teams.entries()) {
+      console.log(`Workspace ${i === 0 ? 'Acme' : 'Globex'} (${t.id})`);
+      for (const m of t.members) console.log(`  ${m.role.padEnd(8)} member ${m.id}  token ${m.token}`);
+    }
+    console.log(`\nOAuth demo clients (redirect URIs ${redirectUris.join(', ')}):`);
+    for (const c of oauthClients) console.log(`  ${c.type.padEnd(12)} client_id ${c.clientId}${c.clientSecret ? `  client_secret ${c.clientSecret}` : ''}`);
+    const tok = teams[0]!.members[0]!.token;
+    console.log(`\nTry:\n  curl -s -H "Authorization: Bearer ${tok}" ${baseUrl}/api/v3/projects`);
+    console.log(`  curl -s -H "Authorization: Bearer ${tok}" -H "Content-Type: application/json" \\\n    -d '{"name":"Launch"}' ${baseUrl}/api/v3/projects`);
+  }
 }
 
 main().catch((err) => {

@@ -79,13 +79,6 @@ async function main(): Promise<void> {
   purge.unref();
   planning.unref();
 
-  if (values.json) {
-    process.stdout.write(`${JSON.stringify({ baseUrl, pid: process.pid, ...(seed ? { seed } : {}) })}\n`);
-  } else {
-    console.log(`pmapi API process ${process.pid} listening on ${baseUrl}/api/v3`);
-    if (seed) console.log(`Workspace ${seed.workspaceId}; owner token ${seed.token}\n  curl -s -H "Authorization: Bearer ${seed.token}" ${baseUrl}/api/v3/projects`);
-  }
-
   // Graceful shutdown: stop accepting, let requests in flight finish (cut off after 10 s), close; exit 0.
   let stopping = false;
   const stop = (signal: string) => {
@@ -110,6 +103,13 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // The ready line last: whoever waits for it may signal at once, and the handlers are in place.
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ baseUrl, pid: process.pid, ...(seed ? { seed } : {}) })}\n`);
+  } else {
+    console.log(`pmapi API process ${process.pid} listening on ${baseUrl}/api/v3`);
+    if (seed) console.log(`Workspace ${seed.workspaceId}; owner token ${seed.token}\n  curl -s -H "Authorization: Bearer ${seed.token}" ${baseUrl}/api/v3/projects`);
+  }
 }
 
 /** A demo workspace with an owner and a token that may do everything (`--seed`). */
