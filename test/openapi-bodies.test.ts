@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-const resolve = (s: any): any => (s?.$ref ? doc.components.schemas[String(s.$ref).split('/').pop()!] : s);
+const resolve = (s: any): any => (s?.$ref ? resolve(doc.components.schemas[String(s.$ref).split('/').pop()!]) : s);
 const bodyOf = (path: string, method = 'post') => resolve(doc.paths[path][method].requestBody?.content['application/json'].schema);
 /** Custom operations: not the standard ones generated from the declarations (list/create/get/update/delete/restore/relations). */
 const STANDARD = /^(list|create|get|update|delete|restore|add|remove|removeVia)[A-Z]/;
@@ -49,7 +49,7 @@ describe('custom operations: request bodies (issue 17)', () => {
     expect(edit.required.sort()).toEqual(['newText', 'oldText']);
     expect(edit.properties.replaceAll).toEqual({ type: 'boolean' });
     const attach = bodyOf('/tasks/{id}/attach-document');
-    expect(attach.properties.documentId).toMatchObject({ type: 'string', pattern: '^[0-9A-Za-z_!]+$' });
+    expect(resolve(attach.properties.documentId)).toMatchObject({ type: 'string', pattern: '^[0-9A-Za-z_!]+$' });
     expect(attach.required).toEqual(['documentId']);
     const upload = bodyOf('/files/upload-url');
     expect(upload.properties.size).toMatchObject({ type: 'integer', minimum: 0 });

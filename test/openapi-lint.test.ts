@@ -57,7 +57,7 @@ describe('OpenAPI document (issue 17)', () => {
 
   it('a broken document is refused by the same validator (the lint can fail)', async () => {
     const broken = structuredClone(served.body);
-    broken.paths['/tasks'].get.responses['200'].content['application/json'].schema = { $ref: '#/components/schemas/NoSuchThing' };
+    broken.paths['/tasks'].get.responses['200'] = { $ref: '#/components/responses/NoSuchThing' };
     await expect(SwaggerParser.validate(broken)).rejects.toThrow();
     const noInfo = structuredClone(served.body);
     delete noInfo.info;
@@ -79,7 +79,8 @@ describe('OpenAPI document (issue 17)', () => {
 
   it('lists filters with their operators, paging, expand and fields on lists; webhooks for every event', () => {
     const list = served.body.paths['/tasks'].get;
-    const names = list.parameters.map((p: any) => p.name ?? p.$ref.split('/').pop());
+    // Shared parameters are components (issue 17, document size): resolve each $ref to the parameter's own name.
+    const names = list.parameters.map((p: any) => (p.$ref ? served.body.components.parameters[p.$ref.split('/').pop()].name : p.name));
     for (const n of ['cursor', 'limit', 'includeTotal', 'sort', 'expand', 'fields']) expect(names).toContain(n);
     for (const [filter, def] of Object.entries(api.registry.get('task').filters)) {
       for (const op of def.ops) expect(names).toContain(`${filter}[${op}]`);
@@ -87,5 +88,21 @@ describe('OpenAPI document (issue 17)', () => {
     expect(Object.keys(served.body.webhooks)).toContain('task.created');
     expect(served.body.webhooks['task.created'].post.requestBody.content['application/json'].schema.allOf[0]).toEqual({ $ref: '#/components/schemas/EventEnvelope' });
     expect(served.body.components.schemas.Problem.required).toEqual(['type', 'title', 'status', 'detail', 'instance', 'code', 'requestId', 'docsUrl']);
+  });
+
+  it('writes shared pieces once, as components (document size)', () => {
+    const doc = served.body;
+    // Was about 950 KB with every filter, id parameter, record answer and instant schema written inline.
+    expect(JSON.stringify(doc).length).toBeLessThan(800_000);
+    const list = doc.paths['/tasks'].get;
+    expect(list.parameters.every((p: any) => typeof p.$ref === 'string' || p.in !== 'query' || !/\[/.test(p.name))).toBe(true);
+    // A filter every resource means the same by is one component (createdAt[gt] of tasks and of projects).
+    const refOf = (path: string, name: string) => doc.paths[path].get.parameters.find((p: any) => p.$ref && doc.components.parameters[p.$ref.split('/').pop()].name === name)?.$ref;
+    expect(refOf('/tasks', 'createdById[eq]')).toBeDefined();
+    expect(refOf('/tasks', 'createdById[eq]')).toBe(refOf('/documents', 'createdById[eq]'));
+    expect(doc.paths['/tasks/{id}'].get.responses['200']).toEqual({ $ref: '#/components/responses/Task' });
+    expect(doc.paths['/tasks/{id}'].patch.responses['200']).toEqual({ $ref: '#/components/responses/Task' });
+    expect(doc.paths['/tasks/{id}'].get.parameters[0]).toEqual({ $ref: '#/components/parameters/path.id' });
+    expect(JSON.stringify(doc.paths)).not.toMatch(/"format":"date-time","pattern"/);
   });
 });

@@ -99,16 +99,41 @@ function problemResponse(status: number | 'default') {
   };
 }
 
-const idParam = (res?: Resource, name = 'id') => ({
-  name, in: 'path', required: true,
-  schema: res?.uuidIds ? { type: 'string', format: 'uuid' } : { type: 'string', pattern: '^[0-9A-Za-z_!]+$' },
-});
+/** The path id of a resource (uuid or the id pattern) or of a custom route's `{name}`: a shared component. */
+const idParam = (res?: Resource, name = 'id') => ({ $ref: `#/components/parameters/${res?.uuidIds ? 'path.uuid' : 'path'}.${name}` });
+
+/**
+ * The document's shared parameters, request bodies and responses, filled as
+ * operations are built: each a component referenced by `$ref`, so a piece
+ * used by many operations is written once (issue 17, document size).
+ */
+class Shared {
+  readonly parameters: Record<string, unknown> = {};
+  readonly requestBodies: Record<string, unknown> = {};
+  readonly responses: Record<string, unknown> = {};
+  ref(kind: 'parameters' | 'requestBodies' | 'responses', key: string, value: unknown): { $ref: string } {
+    const map = this[kind];
+    // Another piece under the same key (a host's resource named like a shared answer): the next free key, `{key}2`, …
+    let k = key;
+    for (let i = 2; k in map && !this.has(kind, k, value); i++) k = `${key}${i}`;
+    map[k] ??= value;
+    return { $ref: `#/components/${kind}/${k}` };
+  }
+  has(kind: 'parameters' | 'requestBodies' | 'responses', key: string, value: unknown): boolean {
+    return key in this[kind] && JSON.stringify(this[kind][key]) === JSON.stringify(value);
+  }
+}
 
 const readParams = [{ $ref: '#/components/parameters/expand' }, { $ref: '#/components/parameters/fields' }];
 const idempotencyParam = { $ref: '#/components/parameters/Idempotency-Key' };
 
-/** The query parameters of a filter: one per operator, named as sent (`name[contains]`). */
-function filterParams(res: Resource): unknown[] {
+/**
+ * The query parameters of a filter: one per operator, named as sent
+ * (`name[contains]`), each a component: `filter.{name}.{op}` when every
+ * resource means the same by it (most do: `createdAt[gt]`, `projectId[eq]`),
+ * else `filter.{Resource}.{name}.{op}`.
+ */
+function filterParams(res: Resource, shared: Shared): unknown[] {
   const out: unknown[] = [];
   for (const [name, fd] of Object.entries(res.filters)) {
     const def = res.fields[fd.field ?? name];
@@ -120,25 +145,28 @@ function filterParams(res: Resource): unknown[] {
       else if ((def?.kind === 'number' || def?.kind === 'integer') && !fd.relation && !fd.links) schema = { type: def.kind === 'integer' ? 'integer' : 'number' };
       else if (def?.kind === 'timestamp') schema = { type: 'string', description: 'ISO 8601 instant (or date)' };
       else schema = { type: 'string' };
-      out.push({ name: `${name}[${op}]`, in: 'query', required: false, schema, description: `Filter ${name} with ${op}.` });
+      const param = { name: `${name}[${op}]`, in: 'query', schema, description: `Filter ${name} with ${op}.` };
+      const common = `filter.${name}.${op}`;
+      const key = !(common in shared.parameters) || shared.has('parameters', common, param) ? common : `filter.${componentName(res)}.${name}.${op}`;
+      out.push(shared.ref('parameters', key, param));
     }
   }
   return out;
 }
 
-function listParams(res: Resource): unknown[] {
+function listParams(res: Resource, shared: Shared): unknown[] {
   const sorts = [...res.sortFields].sort().flatMap((f) => [f, `-${f}`]);
   const out: unknown[] = [
     { $ref: '#/components/parameters/cursor' },
     { $ref: '#/components/parameters/limit' },
     { $ref: '#/components/parameters/includeTotal' },
-    { name: 'sort', in: 'query', required: false, schema: { type: 'string', enum: sorts }, description: `Sort field, '-' for descending; default ${res.defaultSort}${res.defaultSortWithoutProject ? ` (${res.defaultSortWithoutProject} without projectId)` : ''}.` },
+    shared.ref('parameters', `sort.${componentName(res)}`, { name: 'sort', in: 'query', schema: { type: 'string', enum: sorts }, description: `Sort field, '-' for descending; default ${res.defaultSort}${res.defaultSortWithoutProject ? ` (${res.defaultSortWithoutProject} without projectId)` : ''}.` }),
     ...readParams,
   ];
   for (const [name, p] of Object.entries(res.listParams ?? {})) {
     out.push({ name, in: 'query', required: false, schema: p.values ? { type: 'string', enum: [...p.values] } : { type: 'string' } });
   }
-  out.push(...filterParams(res));
+  out.push(...filterParams(res, shared));
   return out;
 }
 
@@ -152,6 +180,10 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
   const schemas: Record<string, JsonSchema> = { ...sharedSchemas() };
   const paths: Record<string, Record<string, Operation>> = {};
   const usedIds = new Set<string>();
+  const shared = new Shared();
+  for (const uuid of [false, true]) {
+    shared.parameters[`path${uuid ? '.uuid' : ''}.id`] = { name: 'id', in: 'path', required: true, schema: uuid ? { type: 'string', format: 'uuid' } : { type: 'string', pattern: '^[0-9A-Za-z_!]+$' } };
+  }
   const add = (path: string, method: string, op: Operation) => {
     let id = op.operationId;
     for (let i = 2; usedIds.has(id); i++) id = `${op.operationId}${i}`;
@@ -175,32 +207,33 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
       const suffix = deprecated ? `Via${pascal(base)}` : '';
       const headers = deprecated ? { ...COMMON_HEADERS, ...DEPRECATION_HEADERS } : COMMON_HEADERS;
       const dep = deprecated ? { deprecated: true, description: `Retired spelling of /${res.path}: answers carry Deprecation and Link (rel="successor-version").` } : {};
-      const ok = (schema: JsonSchema, d: string) => json(schema, d, headers);
+      // The record, created-record and page answers: components of the resource, shared by its operations (the retired spelling adds headers: inline).
+      const ok = (schema: JsonSchema, d: string, key: string) => (deprecated ? json(schema, d, headers) : shared.ref('responses', `${name}${key}`, json(schema, d, headers)));
       if (ops.list) {
         add(base, 'GET', {
-          operationId: `list${name}${suffix}`, summary: `List ${res.path}`, tags, ...dep, parameters: listParams(res),
-          responses: { 200: ok(pageSchema(item), `A page of ${res.path}.`), ...errorResponses(false) }, ...secured(res.path, 'read', perms('read'), !!res.ownedBy),
+          operationId: `list${name}${suffix}`, summary: `List ${res.path}`, tags, ...dep, parameters: listParams(res, shared),
+          responses: { 200: ok(pageSchema(item), `A page of ${res.path}.`, 'Page'), ...errorResponses(false) }, ...secured(res.path, 'read', perms('read'), !!res.ownedBy),
         });
       }
       if (ops.create) {
         add(base, 'POST', {
           operationId: `create${name}${suffix}`, summary: `Create a ${res.name}`, tags, ...dep, parameters: [idempotencyParam, ...readParams],
           requestBody: { required: true, content: { 'application/json': { schema: bodySchema(res, 'create') } } },
-          responses: { 201: ok(item, `The created ${res.name}.`), ...errorResponses(true) }, ...secured(res.path, 'write', perms('write'), !!res.ownedBy),
+          responses: { 201: ok(item, `The created ${res.name}.`, 'Created'), ...errorResponses(true) }, ...secured(res.path, 'write', perms('write'), !!res.ownedBy),
         });
       }
       const one = `${base}/{id}`;
       if (ops.get) {
         add(one, 'GET', {
           operationId: `get${name}${suffix}`, summary: `Get a ${res.name}`, tags, ...dep, parameters: [idParam(res), ...readParams],
-          responses: { 200: ok(item, `The ${res.name}.`), ...errorResponses(false) }, ...secured(res.path, 'read', perms('read'), !!res.ownedBy),
+          responses: { 200: ok(item, `The ${res.name}.`, ''), ...errorResponses(false) }, ...secured(res.path, 'read', perms('read'), !!res.ownedBy),
         });
       }
       if (ops.update) {
         add(one, 'PATCH', {
           operationId: `update${name}${suffix}`, summary: `Update a ${res.name}`, tags, ...dep, parameters: [idParam(res), idempotencyParam, ...readParams],
           requestBody: { required: true, content: { 'application/json': { schema: bodySchema(res, 'update') } } },
-          responses: { 200: ok(item, `The updated ${res.name}.`), ...errorResponses(true) }, ...secured(res.path, 'write', perms('write'), !!res.ownedBy),
+          responses: { 200: ok(item, `The ${res.name}.`, ''), ...errorResponses(true) }, ...secured(res.path, 'write', perms('write'), !!res.ownedBy),
         });
       }
       if (ops.delete) {
@@ -213,19 +246,19 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
       if (res.softDelete) {
         add(`${one}/restore`, 'POST', {
           operationId: `restore${name}${suffix}`, summary: `Restore a trashed ${res.name}`, tags, ...dep, parameters: [idParam(res), idempotencyParam, ...readParams],
-          responses: { 200: ok(item, `The restored ${res.name}.`), ...errorResponses(true) }, ...secured(res.path, 'delete', perms('delete'), !!res.ownedBy),
+          responses: { 200: ok(item, `The ${res.name}.`, ''), ...errorResponses(true) }, ...secured(res.path, 'delete', perms('delete'), !!res.ownedBy),
         });
       }
       for (const [seg, relName] of Object.entries(res.relationByPath)) {
         const rel = res.relations![relName]!;
-        const idsBody = {
+        const idsBody = shared.ref('requestBodies', `${name}.${seg}`, {
           required: true,
           content: { 'application/json': { schema: { type: 'object', properties: { ids: { type: 'array', minItems: 1, maxItems: rel.max, items: { type: 'string', pattern: '^[0-9A-Za-z_!]+$' } } }, required: ['ids'], additionalProperties: false } } },
-        };
+        });
         const relOp = (verb: string, summary: string): Operation => ({
           operationId: `${verb}${name}${pascal(seg)}${suffix}`, summary, tags, ...dep, parameters: [idParam(res), idempotencyParam, ...readParams], requestBody: idsBody,
           responses: rel.supported
-            ? { 200: ok(item, `The ${res.name} after the change.`), ...errorResponses(true, true) }
+            ? { 200: ok(item, `The ${res.name}.`, ''), ...errorResponses(true, true) }
             : { 501: { $ref: '#/components/responses/Problem501' }, ...errorResponses(true, true) },
           ...secured(res.path, 'write', perms('write'), !!res.ownedBy),
           ...(rel.supported ? {} : { description: `${relName} is not available on this server: 501 m2m_not_supported.` }),
@@ -264,15 +297,18 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
   for (const r of o.routes) {
     const path = `/${r.path}`;
     const { status, schema, description, also } = customAnswer(r, registry);
-    const pathParams = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => idParam(undefined, m[1]!));
+    const pathParams = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => shared.ref('parameters', `path.${m[1]!}`, { name: m[1]!, in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9A-Za-z_!]+$' } }));
     const isSearch = r.method === 'GET' && /\/search$/.test(r.path);
     const res = registry.byPath.get(r.path.split('/')[0]!);
     const query = isSearch && res
-      ? [{ name: 'q', in: 'query', required: true, schema: { type: 'string', minLength: 3, maxLength: 200 } }, { $ref: '#/components/parameters/cursor' }, { $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/includeTotal' }, ...readParams, ...filterParams(res)]
+      ? [{ name: 'q', in: 'query', required: true, schema: { type: 'string', minLength: 3, maxLength: 200 } }, { $ref: '#/components/parameters/cursor' }, { $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/includeTotal' }, ...readParams, ...filterParams(res, shared)]
       : r.method === 'GET' && r.path === 'activity' ? [{ $ref: '#/components/parameters/cursor' }, { $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/includeTotal' }]
         : r.path.endsWith('/deliveries') ? [{ name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1 }, description: '1-100, default 25; larger clamped.' }]
           : [];
     const write = r.method !== 'GET';
+    // A record answer the resource's operations already share is referenced, not repeated.
+    const own = res ? componentName(res) : undefined;
+    const answer = own && shared.has('responses', own, json(schema, description)) ? shared.ref('responses', own, json(schema, description)) : json(schema, description);
     add(path, r.method, {
       operationId: `${r.method.toLowerCase()}${pascal(r.path)}`,
       summary: `${r.method} /${r.path}`,
@@ -280,7 +316,7 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
       parameters: [...pathParams, ...(r.write ? [idempotencyParam] : []), ...query],
       ...(write && !r.noBody ? { requestBody: { required: true, content: { 'application/json': { schema: r.body ? customBody(r, registry, schemas) : { type: 'object' } } } } } : {}),
       ...(write && r.noBody ? { description: 'Takes no body (or {}).' } : {}),
-      responses: { [status]: json(schema, description), ...(also ? { [also]: json(schema, description) } : {}), ...errorResponses(write) },
+      responses: { [status]: answer, ...(also ? { [also]: answer } : {}), ...errorResponses(write) },
       security: [{ bearerAuth: [`${r.scope.resource}:${r.scope.action}`] }],
       'x-required-permissions': r.ownRecords ? [] : [`${r.scope.resource}:${r.scope.action}`, ...(r.permissions ?? [])],
     });
@@ -328,12 +364,14 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
           required: true,
           content: { 'application/json': { schema: { allOf: [ref('EventEnvelope'), { type: 'object', properties: { type: { const: event }, payload } }] } } },
         },
-        responses: { '2XX': { description: 'Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times.' } },
+        responses: { '2XX': shared.ref('responses', 'WebhookAck', { description: 'Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times.' }) },
       },
     };
   }
 
-  const responses: Record<string, unknown> = { ProblemDefault: problemResponse('default') };
+  const responses: Record<string, unknown> = { ...shared.responses, ProblemDefault: problemResponse('default') };
+  // The write schemas' ids and instants, repeated in every body and parameter: one component each.
+  shareSchemas({ paths, webhooks, parameters: shared.parameters, requestBodies: shared.requestBodies, responses }, schemas);
   for (const s of [400, 401, 403, 404, 409, 413, 415, 422, 429, 501]) responses[`Problem${s}`] = problemResponse(s);
 
   return {
@@ -352,7 +390,9 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
     components: {
       schemas,
       responses,
+      ...(Object.keys(shared.requestBodies).length ? { requestBodies: shared.requestBodies } : {}),
       parameters: {
+        ...shared.parameters,
         cursor: { name: 'cursor', in: 'query', required: false, schema: { type: 'string' }, description: 'The nextCursor of the previous page.' },
         limit: { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1 }, description: `Page size 1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}; larger is clamped.` },
         includeTotal: { name: 'includeTotal', in: 'query', required: false, schema: { type: 'boolean' }, description: 'Add total to the envelope.' },
@@ -388,6 +428,53 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
       },
     },
   };
+}
+
+const ID_SCHEMA = JSON.stringify({ type: 'string', maxLength: 64, pattern: '^[0-9A-Za-z_!]+$' });
+
+/**
+ * Replace, in place, every schema node that is the write schemas' id
+ * (`Id`) or a zod instant (`type: string, format: date-time` with its
+ * pattern: `DateTime`, `DateTime2`, … one per distinct pattern) with a
+ * `$ref` to a component holding it: the same schema, written once.
+ */
+function shareSchemas(root: Record<string, unknown>, schemas: Record<string, JsonSchema>): void {
+  const instants = new Map<string, string>();
+  const swap = (node: Record<string, unknown>): Record<string, unknown> | undefined => {
+    const keys = Object.keys(node);
+    if (keys.length === 3 && JSON.stringify(node) === ID_SCHEMA) {
+      schemas.Id ??= JSON.parse(ID_SCHEMA) as JsonSchema;
+      return ref('Id');
+    }
+    if (keys.length === 3 && node.type === 'string' && node.format === 'date-time' && typeof node.pattern === 'string') {
+      let name = instants.get(node.pattern);
+      if (!name) {
+        name = instants.size ? `DateTime${instants.size + 1}` : 'DateTime';
+        instants.set(node.pattern, name);
+        schemas[name] = { type: 'string', format: 'date-time', pattern: node.pattern, description: 'An ISO 8601 instant with its offset (Z or ±hh:mm).' };
+      }
+      return ref(name);
+    }
+    return undefined;
+  };
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) {
+      v.forEach((x, i) => {
+        const r = x && typeof x === 'object' && !Array.isArray(x) ? swap(x as Record<string, unknown>) : undefined;
+        if (r) v[i] = r;
+        else walk(x);
+      });
+    } else if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      for (const [k, x] of Object.entries(o)) {
+        const r = x && typeof x === 'object' && !Array.isArray(x) && k !== 'properties' ? swap(x as Record<string, unknown>) : undefined;
+        if (r) o[k] = r;
+        else walk(x);
+      }
+    }
+  };
+  walk(root);
+  for (const s of Object.values(schemas)) walk(s);
 }
 
 /**
