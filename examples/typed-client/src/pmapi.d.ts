@@ -6547,7 +6547,7 @@ export interface components {
             queryAllFiles: boolean;
             projectFolderId: string | null;
             customFields: ({
-                customFieldId: string;
+                customFieldId: components["schemas"]["Id"];
                 value: string;
             }[] | null) | Record<string, never>[];
             archived: boolean;
@@ -6628,7 +6628,7 @@ export interface components {
             statusId: string | null;
             recurringRuleId: string | null;
             customFields: ({
-                customFieldId: string;
+                customFieldId: components["schemas"]["Id"];
                 value: string;
             }[] | null) | Record<string, never>[];
             assignees: string[] | components["schemas"]["Member"][];
@@ -6689,7 +6689,7 @@ export interface components {
             banner: string | null;
             embedUrl: string | null;
             customFields: ({
-                customFieldId: string;
+                customFieldId: components["schemas"]["Id"];
                 value: string;
             }[] | null) | Record<string, never>[];
             niceId: string;
@@ -6766,7 +6766,7 @@ export interface components {
             updatedByActorId: string | null;
             createdByActorType: string | null;
             updatedByActorType: string | null;
-            name: string | null;
+            name: string;
             prefix: string;
             memberId: string;
             scopes: unknown[];
@@ -7039,7 +7039,7 @@ export interface components {
             hideLinkPreview: boolean;
             audioDuration: number | null;
             sharedDocumentId: string | null;
-            tagged: string[] | Record<string, never>[];
+            tagged: components["schemas"]["Id"][] | Record<string, never>[];
             teamId: string;
             subtype: string | null;
             isEdited: boolean;
@@ -7094,7 +7094,7 @@ export interface components {
             isShared: boolean;
             isDefault: boolean;
             widgets: {
-                id?: string;
+                id?: components["schemas"]["Id"];
                 /** @enum {string} */
                 type: "tasks" | "chart" | "text" | "timeline" | "members" | "files" | "documents" | "milestones" | "embed";
                 title?: string | null;
@@ -7178,14 +7178,14 @@ export interface components {
             projectId: string | null;
             createdById: string | null;
             fields: {
-                id?: string;
+                id?: components["schemas"]["Id"];
                 /** @enum {string} */
                 type?: "shortText" | "longText" | "singleChoice" | "multipleChoice" | "date" | "number" | "email" | "file" | "rating";
                 title?: string;
                 description?: string | null;
                 required?: boolean;
                 choices?: {
-                    id?: string;
+                    id?: components["schemas"]["Id"];
                     label?: string;
                 }[];
             }[];
@@ -7220,7 +7220,7 @@ export interface components {
             type: "text" | "number" | "date" | "dropdown" | "checkbox" | "url" | "email";
             description: string | null;
             options: {
-                id?: string;
+                id?: components["schemas"]["Id"];
                 label: string;
                 color?: string | null;
             }[];
@@ -7621,7 +7621,7 @@ export interface components {
             banner: string | null;
             embedUrl: string | null;
             customFields: ({
-                customFieldId: string;
+                customFieldId: components["schemas"]["Id"];
                 value: string;
             }[] | null) | Record<string, never>[];
             niceId: string;
@@ -7680,8 +7680,1651 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        /** @description A task's create body, plus subtasks: nodes of the same shape, created under it (a nested node takes its place from the tree). */
+        TaskTreeNode: {
+            name: string;
+            projectId?: components["schemas"]["Id"];
+            description?: string | null;
+            archived?: boolean;
+            completed?: boolean;
+            listId?: components["schemas"]["Id"] | null;
+            statusId?: components["schemas"]["Id"] | null;
+            parentTaskId?: components["schemas"]["Id"] | null;
+            dependencyId?: components["schemas"]["Id"] | null;
+            recurringRuleId?: components["schemas"]["Id"] | null;
+            startAt?: components["schemas"]["DateTime"] | null;
+            dueAt?: components["schemas"]["DateTime"] | null;
+            remindAt?: components["schemas"]["DateTime"] | null;
+            storyPoints?: number | null;
+            estimate?: number | null;
+            order?: number;
+            orderList?: number | null;
+            banner?: string | null;
+            embedUrl?: string | null;
+            customFields?: {
+                customFieldId: components["schemas"]["Id"];
+                value: string;
+            }[] | null;
+            assignees?: components["schemas"]["Id"][];
+            labels?: components["schemas"]["Id"][];
+            subscribers?: components["schemas"]["Id"][];
+            connectedTasks?: components["schemas"]["Id"][];
+            hiddenFor?: components["schemas"]["Id"][];
+            subtasks?: components["schemas"]["TaskTreeNode"][];
+        };
+        Id: string;
+        /**
+         * Format: date-time
+         * @description An ISO 8601 instant with its offset (Z or ±hh:mm).
+         */
+        DateTime: string;
     };
     responses: {
+        /** @description The actor. */
+        Actor: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Actor"];
+            };
+        };
+        /** @description A page of members. */
+        MemberPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Member"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The member. */
+        Member: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Member"];
+            };
+        };
+        /** @description A page of roles. */
+        RolePage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Role"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created role. */
+        RoleCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Role"];
+            };
+        };
+        /** @description The role. */
+        Role: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Role"];
+            };
+        };
+        /** @description A page of labels. */
+        LabelPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Label"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created label. */
+        LabelCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Label"];
+            };
+        };
+        /** @description The label. */
+        Label: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Label"];
+            };
+        };
+        /** @description A page of portfolios. */
+        PortfolioPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Portfolio"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created portfolio. */
+        PortfolioCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Portfolio"];
+            };
+        };
+        /** @description The portfolio. */
+        Portfolio: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Portfolio"];
+            };
+        };
+        /** @description A page of projects. */
+        ProjectPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Project"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created project. */
+        ProjectCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Project"];
+            };
+        };
+        /** @description The project. */
+        Project: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Project"];
+            };
+        };
+        /** @description A page of statuses. */
+        StatusPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Status"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created status. */
+        StatusCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Status"];
+            };
+        };
+        /** @description The status. */
+        Status: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Status"];
+            };
+        };
+        /** @description A page of lists. */
+        ListPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["List"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created list. */
+        ListCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["List"];
+            };
+        };
+        /** @description The list. */
+        List: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["List"];
+            };
+        };
+        /** @description A page of tasks. */
+        TaskPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Task"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created task. */
+        TaskCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Task"];
+            };
+        };
+        /** @description The task. */
+        Task: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Task"];
+            };
+        };
+        /** @description A page of webhooks. */
+        WebhookPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Webhook"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created webhook. */
+        WebhookCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Webhook"];
+            };
+        };
+        /** @description The webhook. */
+        Webhook: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Webhook"];
+            };
+        };
+        /** @description A page of personal-access-tokens. */
+        PersonalAccessTokenPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["PersonalAccessToken"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created personalAccessToken. */
+        PersonalAccessTokenCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PersonalAccessToken"];
+            };
+        };
+        /** @description The personalAccessToken. */
+        PersonalAccessToken: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PersonalAccessToken"];
+            };
+        };
+        /** @description A page of checklists. */
+        ChecklistPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Checklist"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created checklist. */
+        ChecklistCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Checklist"];
+            };
+        };
+        /** @description The checklist. */
+        Checklist: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Checklist"];
+            };
+        };
+        /** @description A page of checklist-items. */
+        ChecklistItemPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ChecklistItem"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created checklistItem. */
+        ChecklistItemCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ChecklistItem"];
+            };
+        };
+        /** @description The checklistItem. */
+        ChecklistItem: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ChecklistItem"];
+            };
+        };
+        /** @description A page of document-folders. */
+        DocumentFolderPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["DocumentFolder"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created documentFolder. */
+        DocumentFolderCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DocumentFolder"];
+            };
+        };
+        /** @description The documentFolder. */
+        DocumentFolder: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DocumentFolder"];
+            };
+        };
+        /** @description A page of documents. */
+        DocumentPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Document"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created document. */
+        DocumentCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Document"];
+            };
+        };
+        /** @description The document. */
+        Document: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Document"];
+            };
+        };
+        /** @description A page of chats. */
+        ChatPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Chat"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created chat. */
+        ChatCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Chat"];
+            };
+        };
+        /** @description The chat. */
+        Chat: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Chat"];
+            };
+        };
+        /** @description A page of files. */
+        FilePage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["File"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created file. */
+        FileCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["File"];
+            };
+        };
+        /** @description The file. */
+        File: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["File"];
+            };
+        };
+        /** @description A page of annotations. */
+        AnnotationPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Annotation"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created annotation. */
+        AnnotationCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Annotation"];
+            };
+        };
+        /** @description The annotation. */
+        Annotation: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Annotation"];
+            };
+        };
+        /** @description A page of messages. */
+        MessagePage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Message"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created message. */
+        MessageCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Message"];
+            };
+        };
+        /** @description The message. */
+        Message: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Message"];
+            };
+        };
+        /** @description A page of project-dashboards. */
+        ProjectDashboardPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ProjectDashboard"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created projectDashboard. */
+        ProjectDashboardCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProjectDashboard"];
+            };
+        };
+        /** @description The projectDashboard. */
+        ProjectDashboard: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProjectDashboard"];
+            };
+        };
+        /** @description A page of reminders. */
+        ReminderPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Reminder"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created reminder. */
+        ReminderCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Reminder"];
+            };
+        };
+        /** @description The reminder. */
+        Reminder: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Reminder"];
+            };
+        };
+        /** @description A page of forms. */
+        FormPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Form"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created form. */
+        FormCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Form"];
+            };
+        };
+        /** @description The form. */
+        Form: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Form"];
+            };
+        };
+        /** @description A page of custom-fields. */
+        CustomFieldPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["CustomField"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created customField. */
+        CustomFieldCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["CustomField"];
+            };
+        };
+        /** @description The customField. */
+        CustomField: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["CustomField"];
+            };
+        };
+        /** @description A page of check-in-requests. */
+        CheckInRequestPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["CheckInRequest"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created checkInRequest. */
+        CheckInRequestCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["CheckInRequest"];
+            };
+        };
+        /** @description The checkInRequest. */
+        CheckInRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["CheckInRequest"];
+            };
+        };
+        /** @description A page of check-ins. */
+        CheckInPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["CheckIn"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created checkIn. */
+        CheckInCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["CheckIn"];
+            };
+        };
+        /** @description The checkIn. */
+        CheckIn: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["CheckIn"];
+            };
+        };
+        /** @description A page of report-charts. */
+        ReportChartPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ReportChart"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created reportChart. */
+        ReportChartCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ReportChart"];
+            };
+        };
+        /** @description The reportChart. */
+        ReportChart: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ReportChart"];
+            };
+        };
+        /** @description A page of recurring-rules. */
+        RecurringRulePage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["RecurringRule"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created recurringRule. */
+        RecurringRuleCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RecurringRule"];
+            };
+        };
+        /** @description The recurringRule. */
+        RecurringRule: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RecurringRule"];
+            };
+        };
+        /** @description A page of goal-groups. */
+        GoalGroupPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["GoalGroup"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created goalGroup. */
+        GoalGroupCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GoalGroup"];
+            };
+        };
+        /** @description The goalGroup. */
+        GoalGroup: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GoalGroup"];
+            };
+        };
+        /** @description A page of goals. */
+        GoalPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Goal"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created goal. */
+        GoalCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Goal"];
+            };
+        };
+        /** @description The goal. */
+        Goal: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Goal"];
+            };
+        };
+        /** @description A page of time-entries. */
+        TimeEntryPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["TimeEntry"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created timeEntry. */
+        TimeEntryCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TimeEntry"];
+            };
+        };
+        /** @description The timeEntry. */
+        TimeEntry: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TimeEntry"];
+            };
+        };
+        /** @description A page of project-folders. */
+        ProjectFolderPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ProjectFolder"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created projectFolder. */
+        ProjectFolderCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProjectFolder"];
+            };
+        };
+        /** @description The projectFolder. */
+        ProjectFolder: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProjectFolder"];
+            };
+        };
+        /** @description A page of task-handoffs. */
+        TaskHandoffPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["TaskHandoff"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created taskHandoff. */
+        TaskHandoffCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TaskHandoff"];
+            };
+        };
+        /** @description The taskHandoff. */
+        TaskHandoff: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TaskHandoff"];
+            };
+        };
+        /** @description A page of presence-statuses. */
+        PresenceStatusPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["PresenceStatus"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created presenceStatus. */
+        PresenceStatusCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PresenceStatus"];
+            };
+        };
+        /** @description The presenceStatus. */
+        PresenceStatus: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PresenceStatus"];
+            };
+        };
+        /** @description A page of favorite-folders. */
+        FavoriteFolderPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["FavoriteFolder"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created favoriteFolder. */
+        FavoriteFolderCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["FavoriteFolder"];
+            };
+        };
+        /** @description The favoriteFolder. */
+        FavoriteFolder: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["FavoriteFolder"];
+            };
+        };
+        /** @description A page of favorites. */
+        FavoritePage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Favorite"][];
+                    /** @description Present only with includeTotal=true. */
+                    total?: number;
+                    limit: number;
+                    hasMore: boolean;
+                    /** @description Pass as cursor for the next page; null on the last. */
+                    nextCursor: string | null;
+                };
+            };
+        };
+        /** @description The created favorite. */
+        FavoriteCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Favorite"];
+            };
+        };
+        /** @description The favorite. */
+        Favorite: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Favorite"];
+            };
+        };
+        /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
+        WebhookAck: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description Any other error (500 internal_error, 503 service_unavailable with Retry-After, …): a problem body. */
         ProblemDefault: {
             headers: {
@@ -7825,6 +9468,562 @@ export interface components {
         };
     };
     parameters: {
+        "path.id": string;
+        "path.uuid.id": string;
+        /** @description Sort field, '-' for descending; default createdAt. */
+        "sort.Member": "active" | "-active" | "createdAt" | "-createdAt" | "name" | "-name" | "purgeAt" | "-purgeAt" | "role" | "-role" | "roleId" | "-roleId" | "type" | "-type" | "updatedAt" | "-updatedAt";
+        /** @description Filter purgeAt with null. */
+        "filter.purgeAt.null": boolean;
+        /** @description Filter purgeAt with notNull. */
+        "filter.purgeAt.notNull": boolean;
+        /** @description Filter purgeAt with gt. */
+        "filter.purgeAt.gt": string;
+        /** @description Filter purgeAt with gte. */
+        "filter.purgeAt.gte": string;
+        /** @description Filter purgeAt with lt. */
+        "filter.purgeAt.lt": string;
+        /** @description Filter purgeAt with lte. */
+        "filter.purgeAt.lte": string;
+        /** @description Filter name with eq. */
+        "filter.name.eq": string;
+        /** @description Filter name with contains. */
+        "filter.name.contains": string;
+        /** @description Filter name with startsWith. */
+        "filter.name.startsWith": string;
+        /** @description Filter role with eq. */
+        "filter.role.eq": string;
+        /** @description Filter role with in. */
+        "filter.role.in": string;
+        /** @description Filter roleId with eq. */
+        "filter.roleId.eq": string;
+        /** @description Filter roleId with in. */
+        "filter.roleId.in": string;
+        /** @description Filter active with eq. */
+        "filter.active.eq": boolean;
+        /** @description Filter type with eq. */
+        "filter.type.eq": string;
+        /** @description Filter type with in. */
+        "filter.type.in": string;
+        /** @description Filter createdAt with gt. */
+        "filter.createdAt.gt": string;
+        /** @description Filter createdAt with gte. */
+        "filter.createdAt.gte": string;
+        /** @description Filter createdAt with lt. */
+        "filter.createdAt.lt": string;
+        /** @description Filter createdAt with lte. */
+        "filter.createdAt.lte": string;
+        /** @description Sort field, '-' for descending; default name. */
+        "sort.Role": "createdAt" | "-createdAt" | "editable" | "-editable" | "name" | "-name" | "updatedAt" | "-updatedAt";
+        /** @description Filter editable with eq. */
+        "filter.editable.eq": boolean;
+        /** @description Sort field, '-' for descending; default name. */
+        "sort.Label": "createdAt" | "-createdAt" | "isDefault" | "-isDefault" | "name" | "-name" | "type" | "-type" | "updatedAt" | "-updatedAt";
+        /** @description Filter isDefault with eq. */
+        "filter.isDefault.eq": boolean;
+        /** @description Filter type with eq. */
+        "filter.Label.type.eq": number;
+        /** @description Sort field, '-' for descending; default order. */
+        "sort.Portfolio": "createdAt" | "-createdAt" | "isGeneral" | "-isGeneral" | "name" | "-name" | "order" | "-order" | "purgeAt" | "-purgeAt" | "updatedAt" | "-updatedAt";
+        /** @description Filter isGeneral with eq. */
+        "filter.isGeneral.eq": boolean;
+        /** @description Filter order with eq. */
+        "filter.order.eq": number;
+        /** @description Filter order with gt. */
+        "filter.order.gt": number;
+        /** @description Filter order with gte. */
+        "filter.order.gte": number;
+        /** @description Filter order with lt. */
+        "filter.order.lt": number;
+        /** @description Filter order with lte. */
+        "filter.order.lte": number;
+        /** @description Sort field, '-' for descending; default order. */
+        "sort.Project": "accessType" | "-accessType" | "archived" | "-archived" | "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "portfolioId" | "-portfolioId" | "projectFolderId" | "-projectFolderId" | "purgeAt" | "-purgeAt" | "updatedAt" | "-updatedAt";
+        /** @description Filter archived with eq. */
+        "filter.archived.eq": boolean;
+        /** @description Filter accessType with eq. */
+        "filter.accessType.eq": string;
+        /** @description Filter accessType with in. */
+        "filter.accessType.in": string;
+        /** @description Filter projectFolderId with eq. */
+        "filter.projectFolderId.eq": string;
+        /** @description Filter projectFolderId with in. */
+        "filter.projectFolderId.in": string;
+        /** @description Filter projectFolderId with null. */
+        "filter.projectFolderId.null": boolean;
+        /** @description Filter projectFolderId with notNull. */
+        "filter.projectFolderId.notNull": boolean;
+        /** @description Filter portfolioId with eq. */
+        "filter.portfolioId.eq": string;
+        /** @description Filter portfolioId with in. */
+        "filter.portfolioId.in": string;
+        /** @description Sort field, '-' for descending; default order (-updatedAt without projectId). */
+        "sort.Status": "archived" | "-archived" | "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "projectId" | "-projectId" | "updatedAt" | "-updatedAt";
+        /** @description Filter updatedAt with gt. */
+        "filter.updatedAt.gt": string;
+        /** @description Filter updatedAt with gte. */
+        "filter.updatedAt.gte": string;
+        /** @description Filter updatedAt with lt. */
+        "filter.updatedAt.lt": string;
+        /** @description Filter updatedAt with lte. */
+        "filter.updatedAt.lte": string;
+        /** @description Filter projectId with eq. */
+        "filter.projectId.eq": string;
+        /** @description Filter projectId with in. */
+        "filter.projectId.in": string;
+        /** @description Sort field, '-' for descending; default order (-updatedAt without projectId). */
+        "sort.List": "archived" | "-archived" | "createdAt" | "-createdAt" | "dependencyId" | "-dependencyId" | "end" | "-end" | "isMilestone" | "-isMilestone" | "name" | "-name" | "order" | "-order" | "projectId" | "-projectId" | "recurringRuleId" | "-recurringRuleId" | "start" | "-start" | "statusId" | "-statusId" | "updatedAt" | "-updatedAt";
+        /** @description Filter isMilestone with eq. */
+        "filter.isMilestone.eq": boolean;
+        /** @description Filter ruleId with eq. */
+        "filter.ruleId.eq": string;
+        /** @description Filter ruleId with in. */
+        "filter.ruleId.in": string;
+        /** @description Filter goalId with eq. */
+        "filter.goalId.eq": string;
+        /** @description Filter goalId with in. */
+        "filter.goalId.in": string;
+        /** @description Filter start with gt. */
+        "filter.start.gt": string;
+        /** @description Filter start with gte. */
+        "filter.start.gte": string;
+        /** @description Filter start with lt. */
+        "filter.start.lt": string;
+        /** @description Filter start with lte. */
+        "filter.start.lte": string;
+        /** @description Filter end with gt. */
+        "filter.end.gt": string;
+        /** @description Filter end with gte. */
+        "filter.end.gte": string;
+        /** @description Filter end with lt. */
+        "filter.end.lt": string;
+        /** @description Filter end with lte. */
+        "filter.end.lte": string;
+        /** @description Filter dependencyId with eq. */
+        "filter.dependencyId.eq": string;
+        /** @description Filter dependencyId with in. */
+        "filter.dependencyId.in": string;
+        /** @description Filter statusId with eq. */
+        "filter.statusId.eq": string;
+        /** @description Filter statusId with in. */
+        "filter.statusId.in": string;
+        /** @description Sort field, '-' for descending; default order (-updatedAt without projectId). */
+        "sort.Task": "archived" | "-archived" | "archivedAt" | "-archivedAt" | "completed" | "-completed" | "completedAt" | "-completedAt" | "createdAt" | "-createdAt" | "createdByActorId" | "-createdByActorId" | "createdById" | "-createdById" | "dependencyId" | "-dependencyId" | "dueAt" | "-dueAt" | "listId" | "-listId" | "name" | "-name" | "niceId" | "-niceId" | "order" | "-order" | "orderList" | "-orderList" | "parentTaskId" | "-parentTaskId" | "projectId" | "-projectId" | "recurringRuleId" | "-recurringRuleId" | "startAt" | "-startAt" | "statusId" | "-statusId" | "updatedAt" | "-updatedAt" | "updatedByActorId" | "-updatedByActorId";
+        /** @description Filter niceId with eq. */
+        "filter.niceId.eq": string;
+        /** @description Filter niceId with in. */
+        "filter.niceId.in": string;
+        /** @description Filter recurringRuleId with eq. */
+        "filter.recurringRuleId.eq": string;
+        /** @description Filter recurringRuleId with in. */
+        "filter.recurringRuleId.in": string;
+        /** @description Filter createdById with eq. */
+        "filter.createdById.eq": string;
+        /** @description Filter createdById with in. */
+        "filter.createdById.in": string;
+        /** @description Filter labelId with eq. */
+        "filter.labelId.eq": string;
+        /** @description Filter labelId with in. */
+        "filter.labelId.in": string;
+        /** @description Filter assigneeId with eq. */
+        "filter.assigneeId.eq": string;
+        /** @description Filter assigneeId with in. */
+        "filter.assigneeId.in": string;
+        /** @description Filter subscriberId with eq. */
+        "filter.subscriberId.eq": string;
+        /** @description Filter subscriberId with in. */
+        "filter.subscriberId.in": string;
+        /** @description Filter createdByActorId with eq. */
+        "filter.createdByActorId.eq": string;
+        /** @description Filter createdByActorId with in. */
+        "filter.createdByActorId.in": string;
+        /** @description Filter updatedByActorId with eq. */
+        "filter.updatedByActorId.eq": string;
+        /** @description Filter updatedByActorId with in. */
+        "filter.updatedByActorId.in": string;
+        /** @description Filter completed with eq. */
+        "filter.completed.eq": boolean;
+        /** @description Filter startAt with gt. */
+        "filter.startAt.gt": string;
+        /** @description Filter startAt with gte. */
+        "filter.startAt.gte": string;
+        /** @description Filter startAt with lt. */
+        "filter.startAt.lt": string;
+        /** @description Filter startAt with lte. */
+        "filter.startAt.lte": string;
+        /** @description Filter dueAt with gt. */
+        "filter.dueAt.gt": string;
+        /** @description Filter dueAt with gte. */
+        "filter.dueAt.gte": string;
+        /** @description Filter dueAt with lt. */
+        "filter.dueAt.lt": string;
+        /** @description Filter dueAt with lte. */
+        "filter.dueAt.lte": string;
+        /** @description Filter completedAt with gt. */
+        "filter.completedAt.gt": string;
+        /** @description Filter completedAt with gte. */
+        "filter.completedAt.gte": string;
+        /** @description Filter completedAt with lt. */
+        "filter.completedAt.lt": string;
+        /** @description Filter completedAt with lte. */
+        "filter.completedAt.lte": string;
+        /** @description Filter archivedAt with gt. */
+        "filter.archivedAt.gt": string;
+        /** @description Filter archivedAt with gte. */
+        "filter.archivedAt.gte": string;
+        /** @description Filter archivedAt with lt. */
+        "filter.archivedAt.lt": string;
+        /** @description Filter archivedAt with lte. */
+        "filter.archivedAt.lte": string;
+        /** @description Filter listId with eq. */
+        "filter.listId.eq": string;
+        /** @description Filter listId with in. */
+        "filter.listId.in": string;
+        /** @description Filter parentTaskId with eq. */
+        "filter.parentTaskId.eq": string;
+        /** @description Filter parentTaskId with in. */
+        "filter.parentTaskId.in": string;
+        /** @description Sort field, '-' for descending; default -createdAt. */
+        "sort.Webhook": "active" | "-active" | "createdAt" | "-createdAt" | "name" | "-name" | "purgeAt" | "-purgeAt" | "updatedAt" | "-updatedAt";
+        /** @description Sort field, '-' for descending; default -createdAt. */
+        "sort.PersonalAccessToken": "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt";
+        /** @description Sort field, '-' for descending; default order (-updatedAt without projectId). */
+        "sort.Checklist": "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "taskId" | "-taskId" | "updatedAt" | "-updatedAt";
+        /** @description Filter taskId with eq. */
+        "filter.taskId.eq": string;
+        /** @description Filter taskId with in. */
+        "filter.taskId.in": string;
+        /** @description Sort field, '-' for descending; default order. */
+        "sort.ChecklistItem": "checklistId" | "-checklistId" | "completed" | "-completed" | "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "updatedAt" | "-updatedAt";
+        /** @description Filter checklistId with eq. */
+        "filter.checklistId.eq": string;
+        /** @description Filter checklistId with in. */
+        "filter.checklistId.in": string;
+        /** @description Sort field, '-' for descending; default order (-updatedAt without projectId). */
+        "sort.DocumentFolder": "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "parentId" | "-parentId" | "projectId" | "-projectId" | "updatedAt" | "-updatedAt";
+        /** @description Filter parentId with eq. */
+        "filter.parentId.eq": string;
+        /** @description Filter parentId with in. */
+        "filter.parentId.in": string;
+        /** @description Filter parentId with null. */
+        "filter.parentId.null": boolean;
+        /** @description Filter parentId with notNull. */
+        "filter.parentId.notNull": boolean;
+        /** @description Sort field, '-' for descending; default -updatedAt. */
+        "sort.Document": "accessType" | "-accessType" | "createdAt" | "-createdAt" | "createdById" | "-createdById" | "folderId" | "-folderId" | "projectId" | "-projectId" | "purgeAt" | "-purgeAt" | "title" | "-title" | "updatedAt" | "-updatedAt";
+        /** @description Filter title with eq. */
+        "filter.title.eq": string;
+        /** @description Filter title with contains. */
+        "filter.title.contains": string;
+        /** @description Filter title with startsWith. */
+        "filter.title.startsWith": string;
+        /** @description Filter folderId with eq. */
+        "filter.folderId.eq": string;
+        /** @description Filter folderId with in. */
+        "filter.folderId.in": string;
+        /** @description Sort field, '-' for descending; default lastMessageAt. */
+        "sort.Chat": "createdAt" | "-createdAt" | "lastMessageAt" | "-lastMessageAt" | "name" | "-name" | "type" | "-type" | "updatedAt" | "-updatedAt";
+        /** @description Filter lastMessageAt with gt. */
+        "filter.lastMessageAt.gt": string;
+        /** @description Filter lastMessageAt with gte. */
+        "filter.lastMessageAt.gte": string;
+        /** @description Filter lastMessageAt with lt. */
+        "filter.lastMessageAt.lt": string;
+        /** @description Filter lastMessageAt with lte. */
+        "filter.lastMessageAt.lte": string;
+        /** @description Filter recipientMemberId with eq. */
+        "filter.recipientMemberId.eq": string;
+        /** @description Sort field, '-' for descending; default -createdAt. */
+        "sort.File": "annotationTaskId" | "-annotationTaskId" | "createdAt" | "-createdAt" | "documentId" | "-documentId" | "folderId" | "-folderId" | "messageId" | "-messageId" | "name" | "-name" | "processed" | "-processed" | "projectId" | "-projectId" | "purgeAt" | "-purgeAt" | "size" | "-size" | "taskId" | "-taskId" | "updatedAt" | "-updatedAt" | "uploaderId" | "-uploaderId";
+        /** @description Filter documentId with eq. */
+        "filter.documentId.eq": string;
+        /** @description Filter documentId with in. */
+        "filter.documentId.in": string;
+        /** @description Filter messageId with eq. */
+        "filter.messageId.eq": string;
+        /** @description Filter messageId with in. */
+        "filter.messageId.in": string;
+        /** @description Filter annotationTaskId with eq. */
+        "filter.annotationTaskId.eq": string;
+        /** @description Filter annotationTaskId with in. */
+        "filter.annotationTaskId.in": string;
+        /** @description Filter uploaderId with eq. */
+        "filter.uploaderId.eq": string;
+        /** @description Filter uploaderId with in. */
+        "filter.uploaderId.in": string;
+        /** @description Filter processed with eq. */
+        "filter.processed.eq": boolean;
+        /** @description Sort field, '-' for descending; default createdAt. */
+        "sort.Annotation": "createdAt" | "-createdAt" | "fileId" | "-fileId" | "taskId" | "-taskId" | "type" | "-type" | "updatedAt" | "-updatedAt" | "videoTimeSeconds" | "-videoTimeSeconds";
+        /** @description Filter fileId with eq. */
+        "filter.fileId.eq": string;
+        /** @description Filter fileId with in. */
+        "filter.fileId.in": string;
+        /** @description Filter videoTimeSeconds with eq. */
+        "filter.videoTimeSeconds.eq": number;
+        /** @description Filter videoTimeSeconds with gt. */
+        "filter.videoTimeSeconds.gt": number;
+        /** @description Filter videoTimeSeconds with gte. */
+        "filter.videoTimeSeconds.gte": number;
+        /** @description Filter videoTimeSeconds with lt. */
+        "filter.videoTimeSeconds.lt": number;
+        /** @description Filter videoTimeSeconds with lte. */
+        "filter.videoTimeSeconds.lte": number;
+        /** @description Filter videoTimeSeconds with null. */
+        "filter.videoTimeSeconds.null": boolean;
+        /** @description Filter videoTimeSeconds with notNull. */
+        "filter.videoTimeSeconds.notNull": boolean;
+        /** @description Sort field, '-' for descending; default -createdAt. */
+        "sort.Message": "annotationId" | "-annotationId" | "authorId" | "-authorId" | "chatId" | "-chatId" | "createdAt" | "-createdAt" | "documentId" | "-documentId" | "fileId" | "-fileId" | "isEdited" | "-isEdited" | "parentMessageId" | "-parentMessageId" | "purgeAt" | "-purgeAt" | "sharedDocumentId" | "-sharedDocumentId" | "subtype" | "-subtype" | "taskId" | "-taskId" | "type" | "-type" | "updatedAt" | "-updatedAt";
+        /** @description Filter authorId with eq. */
+        "filter.authorId.eq": string;
+        /** @description Filter authorId with in. */
+        "filter.authorId.in": string;
+        /** @description Filter chatId with eq. */
+        "filter.chatId.eq": string;
+        /** @description Filter chatId with in. */
+        "filter.chatId.in": string;
+        /** @description Filter annotationId with eq. */
+        "filter.annotationId.eq": string;
+        /** @description Filter annotationId with in. */
+        "filter.annotationId.in": string;
+        /** @description Filter parentMessageId with eq. */
+        "filter.parentMessageId.eq": string;
+        /** @description Filter parentMessageId with in. */
+        "filter.parentMessageId.in": string;
+        /** @description Filter sharedDocumentId with eq. */
+        "filter.sharedDocumentId.eq": string;
+        /** @description Filter sharedDocumentId with in. */
+        "filter.sharedDocumentId.in": string;
+        /** @description Filter subtype with eq. */
+        "filter.subtype.eq": string;
+        /** @description Filter subtype with in. */
+        "filter.subtype.in": string;
+        /** @description Filter subtype with null. */
+        "filter.subtype.null": boolean;
+        /** @description Filter subtype with notNull. */
+        "filter.subtype.notNull": boolean;
+        /** @description Filter isEdited with eq. */
+        "filter.isEdited.eq": boolean;
+        /** @description Sort field, '-' for descending; default createdAt (-updatedAt without projectId). */
+        "sort.ProjectDashboard": "createdAt" | "-createdAt" | "createdById" | "-createdById" | "isDefault" | "-isDefault" | "isShared" | "-isShared" | "name" | "-name" | "projectId" | "-projectId" | "updatedAt" | "-updatedAt";
+        /** @description Filter isShared with eq. */
+        "filter.isShared.eq": boolean;
+        /** @description Sort field, '-' for descending; default date (-updatedAt without projectId). */
+        "sort.Reminder": "createdAt" | "-createdAt" | "date" | "-date" | "taskId" | "-taskId" | "type" | "-type" | "updatedAt" | "-updatedAt";
+        /** @description Filter date with eq. */
+        "filter.date.eq": string;
+        /** @description Filter date with gt. */
+        "filter.date.gt": string;
+        /** @description Filter date with gte. */
+        "filter.date.gte": string;
+        /** @description Filter date with lt. */
+        "filter.date.lt": string;
+        /** @description Filter date with lte. */
+        "filter.date.lte": string;
+        /** @description Sort field, '-' for descending; default createdAt. */
+        "sort.Form": "automation" | "-automation" | "createdAt" | "-createdAt" | "createdById" | "-createdById" | "docAccessType" | "-docAccessType" | "name" | "-name" | "projectId" | "-projectId" | "purgeAt" | "-purgeAt" | "updatedAt" | "-updatedAt";
+        /** @description Filter automation with eq. */
+        "filter.automation.eq": string;
+        /** @description Filter automation with in. */
+        "filter.automation.in": string;
+        /** @description Filter docAccessType with eq. */
+        "filter.docAccessType.eq": string;
+        /** @description Filter docAccessType with in. */
+        "filter.docAccessType.in": string;
+        /** @description Sort field, '-' for descending; default name. */
+        "sort.CustomField": "createdAt" | "-createdAt" | "name" | "-name" | "projectId" | "-projectId" | "type" | "-type" | "updatedAt" | "-updatedAt";
+        /** @description Filter projectId with null. */
+        "filter.projectId.null": boolean;
+        /** @description Filter projectId with notNull. */
+        "filter.projectId.notNull": boolean;
+        /** @description Sort field, '-' for descending; default -createdAt. */
+        "sort.CheckInRequest": "createdAt" | "-createdAt" | "createdById" | "-createdById" | "endAt" | "-endAt" | "frequency" | "-frequency" | "paused" | "-paused" | "projectId" | "-projectId" | "question" | "-question" | "startAt" | "-startAt" | "updatedAt" | "-updatedAt";
+        /** @description Filter question with eq. */
+        "filter.question.eq": string;
+        /** @description Filter question with contains. */
+        "filter.question.contains": string;
+        /** @description Filter question with startsWith. */
+        "filter.question.startsWith": string;
+        /** @description Filter frequency with eq. */
+        "filter.frequency.eq": string;
+        /** @description Filter frequency with in. */
+        "filter.frequency.in": string;
+        /** @description Filter paused with eq. */
+        "filter.paused.eq": boolean;
+        /** @description Filter endAt with null. */
+        "filter.endAt.null": boolean;
+        /** @description Filter endAt with notNull. */
+        "filter.endAt.notNull": boolean;
+        /** @description Filter endAt with gt. */
+        "filter.endAt.gt": string;
+        /** @description Filter endAt with gte. */
+        "filter.endAt.gte": string;
+        /** @description Filter endAt with lt. */
+        "filter.endAt.lt": string;
+        /** @description Filter endAt with lte. */
+        "filter.endAt.lte": string;
+        /** @description Sort field, '-' for descending; default -createdAt. */
+        "sort.CheckIn": "checkInRequestId" | "-checkInRequestId" | "createdAt" | "-createdAt" | "createdById" | "-createdById" | "health" | "-health" | "projectId" | "-projectId" | "text" | "-text" | "updatedAt" | "-updatedAt";
+        /** @description Filter text with contains. */
+        "filter.text.contains": string;
+        /** @description Filter health with eq. */
+        "filter.health.eq": string;
+        /** @description Filter health with in. */
+        "filter.health.in": string;
+        /** @description Filter health with null. */
+        "filter.health.null": boolean;
+        /** @description Filter health with notNull. */
+        "filter.health.notNull": boolean;
+        /** @description Filter checkInRequestId with eq. */
+        "filter.checkInRequestId.eq": string;
+        /** @description Filter checkInRequestId with in. */
+        "filter.checkInRequestId.in": string;
+        /** @description Filter checkInRequestId with null. */
+        "filter.checkInRequestId.null": boolean;
+        /** @description Filter checkInRequestId with notNull. */
+        "filter.checkInRequestId.notNull": boolean;
+        /** @description Sort field, '-' for descending; default name. */
+        "sort.ReportChart": "createdAt" | "-createdAt" | "createdById" | "-createdById" | "endDate" | "-endDate" | "name" | "-name" | "startDate" | "-startDate" | "type" | "-type" | "updatedAt" | "-updatedAt";
+        /** @description Filter startDate with null. */
+        "filter.startDate.null": boolean;
+        /** @description Filter startDate with notNull. */
+        "filter.startDate.notNull": boolean;
+        /** @description Filter startDate with gt. */
+        "filter.startDate.gt": string;
+        /** @description Filter startDate with gte. */
+        "filter.startDate.gte": string;
+        /** @description Filter startDate with lt. */
+        "filter.startDate.lt": string;
+        /** @description Filter startDate with lte. */
+        "filter.startDate.lte": string;
+        /** @description Filter endDate with null. */
+        "filter.endDate.null": boolean;
+        /** @description Filter endDate with notNull. */
+        "filter.endDate.notNull": boolean;
+        /** @description Filter endDate with gt. */
+        "filter.endDate.gt": string;
+        /** @description Filter endDate with gte. */
+        "filter.endDate.gte": string;
+        /** @description Filter endDate with lt. */
+        "filter.endDate.lt": string;
+        /** @description Filter endDate with lte. */
+        "filter.endDate.lte": string;
+        /** @description Sort field, '-' for descending; default createdAt (-updatedAt without projectId). */
+        "sort.RecurringRule": "active" | "-active" | "createdAt" | "-createdAt" | "frequency" | "-frequency" | "listId" | "-listId" | "name" | "-name" | "nextRunAt" | "-nextRunAt" | "projectId" | "-projectId" | "statusId" | "-statusId" | "updatedAt" | "-updatedAt";
+        /** @description Filter nextRunAt with gt. */
+        "filter.nextRunAt.gt": string;
+        /** @description Filter nextRunAt with gte. */
+        "filter.nextRunAt.gte": string;
+        /** @description Filter nextRunAt with lt. */
+        "filter.nextRunAt.lt": string;
+        /** @description Filter nextRunAt with lte. */
+        "filter.nextRunAt.lte": string;
+        /** @description Filter nextRunAt with null. */
+        "filter.nextRunAt.null": boolean;
+        /** @description Filter nextRunAt with notNull. */
+        "filter.nextRunAt.notNull": boolean;
+        /** @description Sort field, '-' for descending; default order. */
+        "sort.GoalGroup": "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "updatedAt" | "-updatedAt";
+        /** @description Sort field, '-' for descending; default createdAt. */
+        "sort.Goal": "createdAt" | "-createdAt" | "dueDate" | "-dueDate" | "groupId" | "-groupId" | "name" | "-name" | "ownerId" | "-ownerId" | "startDate" | "-startDate" | "status" | "-status" | "updatedAt" | "-updatedAt";
+        /** @description Filter groupId with eq. */
+        "filter.groupId.eq": string;
+        /** @description Filter groupId with in. */
+        "filter.groupId.in": string;
+        /** @description Filter groupId with null. */
+        "filter.groupId.null": boolean;
+        /** @description Filter groupId with notNull. */
+        "filter.groupId.notNull": boolean;
+        /** @description Filter ownerId with eq. */
+        "filter.ownerId.eq": string;
+        /** @description Filter ownerId with in. */
+        "filter.ownerId.in": string;
+        /** @description Filter ownerId with null. */
+        "filter.ownerId.null": boolean;
+        /** @description Filter ownerId with notNull. */
+        "filter.ownerId.notNull": boolean;
+        /** @description Filter status with eq. */
+        "filter.status.eq": string;
+        /** @description Filter status with in. */
+        "filter.status.in": string;
+        /** @description Filter dueDate with null. */
+        "filter.dueDate.null": boolean;
+        /** @description Filter dueDate with notNull. */
+        "filter.dueDate.notNull": boolean;
+        /** @description Filter dueDate with gt. */
+        "filter.dueDate.gt": string;
+        /** @description Filter dueDate with gte. */
+        "filter.dueDate.gte": string;
+        /** @description Filter dueDate with lt. */
+        "filter.dueDate.lt": string;
+        /** @description Filter dueDate with lte. */
+        "filter.dueDate.lte": string;
+        /** @description Sort field, '-' for descending; default -startAt. */
+        "sort.TimeEntry": "billable" | "-billable" | "createdAt" | "-createdAt" | "durationSeconds" | "-durationSeconds" | "endAt" | "-endAt" | "memberId" | "-memberId" | "projectId" | "-projectId" | "startAt" | "-startAt" | "taskId" | "-taskId" | "updatedAt" | "-updatedAt";
+        /** @description Filter memberId with eq. */
+        "filter.memberId.eq": string;
+        /** @description Filter memberId with in. */
+        "filter.memberId.in": string;
+        /** @description Filter durationSeconds with gt. */
+        "filter.durationSeconds.gt": number;
+        /** @description Filter durationSeconds with gte. */
+        "filter.durationSeconds.gte": number;
+        /** @description Filter durationSeconds with lt. */
+        "filter.durationSeconds.lt": number;
+        /** @description Filter durationSeconds with lte. */
+        "filter.durationSeconds.lte": number;
+        /** @description Filter billable with eq. */
+        "filter.billable.eq": boolean;
+        /** @description Sort field, '-' for descending; default order. */
+        "sort.ProjectFolder": "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "portfolioId" | "-portfolioId" | "updatedAt" | "-updatedAt";
+        /** @description Sort field, '-' for descending; default -createdAt. */
+        "sort.TaskHandoff": "createdAt" | "-createdAt" | "fromMemberId" | "-fromMemberId" | "status" | "-status" | "taskId" | "-taskId" | "toMemberId" | "-toMemberId" | "updatedAt" | "-updatedAt";
+        /** @description Filter fromMemberId with eq. */
+        "filter.fromMemberId.eq": string;
+        /** @description Filter fromMemberId with in. */
+        "filter.fromMemberId.in": string;
+        /** @description Filter toMemberId with eq. */
+        "filter.toMemberId.eq": string;
+        /** @description Filter toMemberId with in. */
+        "filter.toMemberId.in": string;
+        /** @description Sort field, '-' for descending; default -updatedAt. */
+        "sort.PresenceStatus": "availability" | "-availability" | "createdAt" | "-createdAt" | "memberId" | "-memberId" | "until" | "-until" | "updatedAt" | "-updatedAt";
+        /** @description Filter availability with eq. */
+        "filter.availability.eq": string;
+        /** @description Filter availability with in. */
+        "filter.availability.in": string;
+        /** @description Filter until with null. */
+        "filter.until.null": boolean;
+        /** @description Filter until with notNull. */
+        "filter.until.notNull": boolean;
+        /** @description Filter until with gt. */
+        "filter.until.gt": string;
+        /** @description Filter until with gte. */
+        "filter.until.gte": string;
+        /** @description Filter until with lt. */
+        "filter.until.lt": string;
+        /** @description Filter until with lte. */
+        "filter.until.lte": string;
+        /** @description Sort field, '-' for descending; default order. */
+        "sort.FavoriteFolder": "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "updatedAt" | "-updatedAt";
+        /** @description Sort field, '-' for descending; default order. */
+        "sort.Favorite": "createdAt" | "-createdAt" | "favoriteFolderId" | "-favoriteFolderId" | "order" | "-order" | "targetId" | "-targetId" | "targetType" | "-targetType" | "updatedAt" | "-updatedAt";
+        /** @description Filter targetType with eq. */
+        "filter.targetType.eq": string;
+        /** @description Filter targetType with in. */
+        "filter.targetType.in": string;
+        /** @description Filter targetId with eq. */
+        "filter.targetId.eq": string;
+        /** @description Filter targetId with in. */
+        "filter.targetId.in": string;
+        /** @description Filter favoriteFolderId with eq. */
+        "filter.favoriteFolderId.eq": string;
+        /** @description Filter favoriteFolderId with in. */
+        "filter.favoriteFolderId.in": string;
+        /** @description Filter favoriteFolderId with null. */
+        "filter.favoriteFolderId.null": boolean;
+        /** @description Filter favoriteFolderId with notNull. */
+        "filter.favoriteFolderId.notNull": boolean;
         /** @description The nextCursor of the previous page. */
         cursor: string;
         /** @description Page size 1-200, default 50; larger is clamped. */
@@ -7848,7 +10047,141 @@ export interface components {
         /** @description Replays the first answer for 10 minutes; another body with the same key: 422. */
         "Idempotency-Key": string;
     };
-    requestBodies: never;
+    requestBodies: {
+        "Portfolio.members": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "Project.members": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "Status.assignees": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "Status.hidden-for": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "List.assignees": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "List.hidden-for": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "List.goals": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "Task.assignees": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "Task.labels": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "Task.subscribers": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "Task.connected-tasks": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "Task.hidden-for": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "File.labels": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "File.subscribers": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "Message.files": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "CheckInRequest.assignees": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "CheckIn.assignees": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "CheckIn.subscribers": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        "ReportChart.projects": {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+    };
     headers: {
         /** @description The request id (echoed when the request sent a valid one). */
         "X-Request-Id": string;
@@ -7879,25 +10212,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.uuid.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The actor. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Actor"];
-                };
-            };
+            200: components["responses"]["Actor"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -7916,51 +10237,51 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default createdAt. */
-                sort?: "active" | "-active" | "createdAt" | "-createdAt" | "name" | "-name" | "purgeAt" | "-purgeAt" | "role" | "-role" | "roleId" | "-roleId" | "type" | "-type" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Member"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter purgeAt with null. */
-                "purgeAt[null]"?: boolean;
+                "purgeAt[null]"?: components["parameters"]["filter.purgeAt.null"];
                 /** @description Filter purgeAt with notNull. */
-                "purgeAt[notNull]"?: boolean;
+                "purgeAt[notNull]"?: components["parameters"]["filter.purgeAt.notNull"];
                 /** @description Filter purgeAt with gt. */
-                "purgeAt[gt]"?: string;
+                "purgeAt[gt]"?: components["parameters"]["filter.purgeAt.gt"];
                 /** @description Filter purgeAt with gte. */
-                "purgeAt[gte]"?: string;
+                "purgeAt[gte]"?: components["parameters"]["filter.purgeAt.gte"];
                 /** @description Filter purgeAt with lt. */
-                "purgeAt[lt]"?: string;
+                "purgeAt[lt]"?: components["parameters"]["filter.purgeAt.lt"];
                 /** @description Filter purgeAt with lte. */
-                "purgeAt[lte]"?: string;
+                "purgeAt[lte]"?: components["parameters"]["filter.purgeAt.lte"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter role with eq. */
-                "role[eq]"?: string;
+                "role[eq]"?: components["parameters"]["filter.role.eq"];
                 /** @description Filter role with in. */
-                "role[in]"?: string;
+                "role[in]"?: components["parameters"]["filter.role.in"];
                 /** @description Filter roleId with eq. */
-                "roleId[eq]"?: string;
+                "roleId[eq]"?: components["parameters"]["filter.roleId.eq"];
                 /** @description Filter roleId with in. */
-                "roleId[in]"?: string;
+                "roleId[in]"?: components["parameters"]["filter.roleId.in"];
                 /** @description Filter active with eq. */
-                "active[eq]"?: boolean;
+                "active[eq]"?: components["parameters"]["filter.active.eq"];
                 /** @description Filter type with eq. */
-                "type[eq]"?: string;
+                "type[eq]"?: components["parameters"]["filter.type.eq"];
                 /** @description Filter type with in. */
-                "type[in]"?: string;
+                "type[in]"?: components["parameters"]["filter.type.in"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
             };
             header?: never;
             path?: never;
@@ -7968,27 +10289,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of members. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Member"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["MemberPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8007,25 +10308,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The member. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Member"];
-                };
-            };
+            200: components["responses"]["Member"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8042,7 +10331,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -8084,7 +10373,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -8092,7 +10381,7 @@ export interface operations {
             content: {
                 "application/json": {
                     role?: string;
-                    roleId?: string;
+                    roleId?: components["schemas"]["Id"];
                     active?: boolean;
                     /**
                      * Format: date-time
@@ -8103,19 +10392,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated member. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Member"];
-                };
-            };
+            200: components["responses"]["Member"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8141,25 +10418,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The restored member. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Member"];
-                };
-            };
+            200: components["responses"]["Member"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8182,27 +10447,27 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default name. */
-                sort?: "createdAt" | "-createdAt" | "editable" | "-editable" | "name" | "-name" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Role"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter editable with eq. */
-                "editable[eq]"?: boolean;
+                "editable[eq]"?: components["parameters"]["filter.editable.eq"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
             };
             header?: never;
             path?: never;
@@ -8210,27 +10475,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of roles. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Role"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["RolePage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8264,19 +10509,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created role. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Role"];
-                };
-            };
+            201: components["responses"]["RoleCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8299,25 +10532,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The role. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Role"];
-                };
-            };
+            200: components["responses"]["Role"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8334,7 +10555,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -8376,7 +10597,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -8395,19 +10616,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated role. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Role"];
-                };
-            };
+            200: components["responses"]["Role"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8430,29 +10639,29 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default name. */
-                sort?: "createdAt" | "-createdAt" | "isDefault" | "-isDefault" | "name" | "-name" | "type" | "-type" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Label"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter isDefault with eq. */
-                "isDefault[eq]"?: boolean;
+                "isDefault[eq]"?: components["parameters"]["filter.isDefault.eq"];
                 /** @description Filter type with eq. */
-                "type[eq]"?: number;
+                "type[eq]"?: components["parameters"]["filter.Label.type.eq"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
             };
             header?: never;
             path?: never;
@@ -8460,27 +10669,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of labels. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Label"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["LabelPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8514,19 +10703,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created label. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Label"];
-                };
-            };
+            201: components["responses"]["LabelCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8549,25 +10726,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The label. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Label"];
-                };
-            };
+            200: components["responses"]["Label"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8584,7 +10749,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -8626,7 +10791,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -8645,19 +10810,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated label. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Label"];
-                };
-            };
+            200: components["responses"]["Label"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8680,49 +10833,49 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order. */
-                sort?: "createdAt" | "-createdAt" | "isGeneral" | "-isGeneral" | "name" | "-name" | "order" | "-order" | "purgeAt" | "-purgeAt" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Portfolio"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter purgeAt with null. */
-                "purgeAt[null]"?: boolean;
+                "purgeAt[null]"?: components["parameters"]["filter.purgeAt.null"];
                 /** @description Filter purgeAt with notNull. */
-                "purgeAt[notNull]"?: boolean;
+                "purgeAt[notNull]"?: components["parameters"]["filter.purgeAt.notNull"];
                 /** @description Filter purgeAt with gt. */
-                "purgeAt[gt]"?: string;
+                "purgeAt[gt]"?: components["parameters"]["filter.purgeAt.gt"];
                 /** @description Filter purgeAt with gte. */
-                "purgeAt[gte]"?: string;
+                "purgeAt[gte]"?: components["parameters"]["filter.purgeAt.gte"];
                 /** @description Filter purgeAt with lt. */
-                "purgeAt[lt]"?: string;
+                "purgeAt[lt]"?: components["parameters"]["filter.purgeAt.lt"];
                 /** @description Filter purgeAt with lte. */
-                "purgeAt[lte]"?: string;
+                "purgeAt[lte]"?: components["parameters"]["filter.purgeAt.lte"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter isGeneral with eq. */
-                "isGeneral[eq]"?: boolean;
+                "isGeneral[eq]"?: components["parameters"]["filter.isGeneral.eq"];
                 /** @description Filter order with eq. */
-                "order[eq]"?: number;
+                "order[eq]"?: components["parameters"]["filter.order.eq"];
                 /** @description Filter order with gt. */
-                "order[gt]"?: number;
+                "order[gt]"?: components["parameters"]["filter.order.gt"];
                 /** @description Filter order with gte. */
-                "order[gte]"?: number;
+                "order[gte]"?: components["parameters"]["filter.order.gte"];
                 /** @description Filter order with lt. */
-                "order[lt]"?: number;
+                "order[lt]"?: components["parameters"]["filter.order.lt"];
                 /** @description Filter order with lte. */
-                "order[lte]"?: number;
+                "order[lte]"?: components["parameters"]["filter.order.lte"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
             };
             header?: never;
             path?: never;
@@ -8730,27 +10883,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of portfolios. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Portfolio"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["PortfolioPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8782,24 +10915,12 @@ export interface operations {
                     initials?: string;
                     color?: string;
                     order?: number;
-                    members?: string[];
+                    members?: components["schemas"]["Id"][];
                 };
             };
         };
         responses: {
-            /** @description The created portfolio. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Portfolio"];
-                };
-            };
+            201: components["responses"]["PortfolioCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8822,25 +10943,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The portfolio. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Portfolio"];
-                };
-            };
+            200: components["responses"]["Portfolio"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8857,7 +10966,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -8899,7 +11008,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -8911,8 +11020,8 @@ export interface operations {
                     initials?: string;
                     color?: string;
                     order?: number;
-                    ownerId?: string;
-                    members?: string[];
+                    ownerId?: components["schemas"]["Id"];
+                    members?: components["schemas"]["Id"][];
                     /**
                      * Format: date-time
                      * @description The updatedAt you last read: 409 stale_write when the record changed since.
@@ -8922,19 +11031,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated portfolio. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Portfolio"];
-                };
-            };
+            200: components["responses"]["Portfolio"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -8960,25 +11057,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The restored portfolio. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Portfolio"];
-                };
-            };
+            200: components["responses"]["Portfolio"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9004,31 +11089,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Portfolio.members"];
         responses: {
-            /** @description The portfolio after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Portfolio"];
-                };
-            };
+            200: components["responses"]["Portfolio"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9055,31 +11122,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Portfolio.members"];
         responses: {
-            /** @description The portfolio after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Portfolio"];
-                };
-            };
+            200: components["responses"]["Portfolio"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9106,31 +11155,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Portfolio.members"];
         responses: {
-            /** @description The portfolio after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Portfolio"];
-                };
-            };
+            200: components["responses"]["Portfolio"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9154,55 +11185,55 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order. */
-                sort?: "accessType" | "-accessType" | "archived" | "-archived" | "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "portfolioId" | "-portfolioId" | "projectFolderId" | "-projectFolderId" | "purgeAt" | "-purgeAt" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Project"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter purgeAt with null. */
-                "purgeAt[null]"?: boolean;
+                "purgeAt[null]"?: components["parameters"]["filter.purgeAt.null"];
                 /** @description Filter purgeAt with notNull. */
-                "purgeAt[notNull]"?: boolean;
+                "purgeAt[notNull]"?: components["parameters"]["filter.purgeAt.notNull"];
                 /** @description Filter purgeAt with gt. */
-                "purgeAt[gt]"?: string;
+                "purgeAt[gt]"?: components["parameters"]["filter.purgeAt.gt"];
                 /** @description Filter purgeAt with gte. */
-                "purgeAt[gte]"?: string;
+                "purgeAt[gte]"?: components["parameters"]["filter.purgeAt.gte"];
                 /** @description Filter purgeAt with lt. */
-                "purgeAt[lt]"?: string;
+                "purgeAt[lt]"?: components["parameters"]["filter.purgeAt.lt"];
                 /** @description Filter purgeAt with lte. */
-                "purgeAt[lte]"?: string;
+                "purgeAt[lte]"?: components["parameters"]["filter.purgeAt.lte"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter archived with eq. */
-                "archived[eq]"?: boolean;
+                "archived[eq]"?: components["parameters"]["filter.archived.eq"];
                 /** @description Filter accessType with eq. */
-                "accessType[eq]"?: string;
+                "accessType[eq]"?: components["parameters"]["filter.accessType.eq"];
                 /** @description Filter accessType with in. */
-                "accessType[in]"?: string;
+                "accessType[in]"?: components["parameters"]["filter.accessType.in"];
                 /** @description Filter projectFolderId with eq. */
-                "projectFolderId[eq]"?: string;
+                "projectFolderId[eq]"?: components["parameters"]["filter.projectFolderId.eq"];
                 /** @description Filter projectFolderId with in. */
-                "projectFolderId[in]"?: string;
+                "projectFolderId[in]"?: components["parameters"]["filter.projectFolderId.in"];
                 /** @description Filter projectFolderId with null. */
-                "projectFolderId[null]"?: boolean;
+                "projectFolderId[null]"?: components["parameters"]["filter.projectFolderId.null"];
                 /** @description Filter projectFolderId with notNull. */
-                "projectFolderId[notNull]"?: boolean;
+                "projectFolderId[notNull]"?: components["parameters"]["filter.projectFolderId.notNull"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter portfolioId with eq. */
-                "portfolioId[eq]"?: string;
+                "portfolioId[eq]"?: components["parameters"]["filter.portfolioId.eq"];
                 /** @description Filter portfolioId with in. */
-                "portfolioId[in]"?: string;
+                "portfolioId[in]"?: components["parameters"]["filter.portfolioId.in"];
             };
             header?: never;
             path?: never;
@@ -9210,27 +11241,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of projects. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Project"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["ProjectPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9262,7 +11273,7 @@ export interface operations {
                     icon?: string | null;
                     initials?: string;
                     color?: string;
-                    portfolioId?: string;
+                    portfolioId?: components["schemas"]["Id"];
                     /** @enum {string} */
                     accessType?: "limited" | "public" | "workspace";
                     modules?: ("tasks" | "milestones" | "calendar" | "documents" | "files" | "discussion" | "forms" | "home")[];
@@ -9277,10 +11288,10 @@ export interface operations {
                     hideUsersFromGuests?: boolean;
                     subtaskStatusEnabled?: boolean;
                     queryAllFiles?: boolean;
-                    members?: string[];
-                    projectFolderId?: string | null;
+                    members?: components["schemas"]["Id"][];
+                    projectFolderId?: components["schemas"]["Id"] | null;
                     customFields?: {
-                        customFieldId: string;
+                        customFieldId: components["schemas"]["Id"];
                         value: string;
                     }[] | null;
                     archived?: boolean;
@@ -9289,19 +11300,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created project. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Project"];
-                };
-            };
+            201: components["responses"]["ProjectCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9324,25 +11323,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The project. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Project"];
-                };
-            };
+            200: components["responses"]["Project"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9359,7 +11346,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -9401,7 +11388,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -9425,10 +11412,10 @@ export interface operations {
                     hideUsersFromGuests?: boolean;
                     subtaskStatusEnabled?: boolean;
                     queryAllFiles?: boolean;
-                    members?: string[];
-                    projectFolderId?: string | null;
+                    members?: components["schemas"]["Id"][];
+                    projectFolderId?: components["schemas"]["Id"] | null;
                     customFields?: {
-                        customFieldId: string;
+                        customFieldId: components["schemas"]["Id"];
                         value: string;
                     }[] | null;
                     archived?: boolean;
@@ -9442,19 +11429,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated project. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Project"];
-                };
-            };
+            200: components["responses"]["Project"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9480,25 +11455,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The restored project. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Project"];
-                };
-            };
+            200: components["responses"]["Project"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9524,31 +11487,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Project.members"];
         responses: {
-            /** @description The project after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Project"];
-                };
-            };
+            200: components["responses"]["Project"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9575,31 +11520,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Project.members"];
         responses: {
-            /** @description The project after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Project"];
-                };
-            };
+            200: components["responses"]["Project"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9626,31 +11553,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Project.members"];
         responses: {
-            /** @description The project after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Project"];
-                };
-            };
+            200: components["responses"]["Project"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9674,50 +11583,50 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order (-updatedAt without projectId). */
-                sort?: "archived" | "-archived" | "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "projectId" | "-projectId" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Status"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter archived with eq. */
-                "archived[eq]"?: boolean;
+                "archived[eq]"?: components["parameters"]["filter.archived.eq"];
                 /** @description Filter order with eq. */
-                "order[eq]"?: number;
+                "order[eq]"?: components["parameters"]["filter.order.eq"];
                 /** @description Filter order with gt. */
-                "order[gt]"?: number;
+                "order[gt]"?: components["parameters"]["filter.order.gt"];
                 /** @description Filter order with gte. */
-                "order[gte]"?: number;
+                "order[gte]"?: components["parameters"]["filter.order.gte"];
                 /** @description Filter order with lt. */
-                "order[lt]"?: number;
+                "order[lt]"?: components["parameters"]["filter.order.lt"];
                 /** @description Filter order with lte. */
-                "order[lte]"?: number;
+                "order[lte]"?: components["parameters"]["filter.order.lte"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
             };
             header?: never;
             path?: never;
@@ -9725,27 +11634,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of statuses. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Status"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["StatusPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9773,29 +11662,17 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    projectId?: string;
+                    projectId?: components["schemas"]["Id"];
                     color?: string | null;
                     order?: number;
                     archived?: boolean;
-                    assignees?: string[];
-                    hiddenFor?: string[];
+                    assignees?: components["schemas"]["Id"][];
+                    hiddenFor?: components["schemas"]["Id"][];
                 };
             };
         };
         responses: {
-            /** @description The created status. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
+            201: components["responses"]["StatusCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9818,25 +11695,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The status. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
+            200: components["responses"]["Status"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9853,7 +11718,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -9895,7 +11760,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -9906,8 +11771,8 @@ export interface operations {
                     color?: string | null;
                     order?: number;
                     archived?: boolean;
-                    assignees?: string[];
-                    hiddenFor?: string[];
+                    assignees?: components["schemas"]["Id"][];
+                    hiddenFor?: components["schemas"]["Id"][];
                     /**
                      * Format: date-time
                      * @description The updatedAt you last read: 409 stale_write when the record changed since.
@@ -9917,19 +11782,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated status. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
+            200: components["responses"]["Status"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -9955,31 +11808,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Status.assignees"];
         responses: {
-            /** @description The status after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
+            200: components["responses"]["Status"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -10006,31 +11841,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Status.assignees"];
         responses: {
-            /** @description The status after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
+            200: components["responses"]["Status"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -10057,31 +11874,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Status.assignees"];
         responses: {
-            /** @description The status after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
+            200: components["responses"]["Status"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -10108,31 +11907,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Status.hidden-for"];
         responses: {
-            /** @description The status after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
+            200: components["responses"]["Status"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -10159,31 +11940,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Status.hidden-for"];
         responses: {
-            /** @description The status after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
+            200: components["responses"]["Status"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -10210,31 +11973,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Status.hidden-for"];
         responses: {
-            /** @description The status after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
+            200: components["responses"]["Status"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -10258,50 +12003,50 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order (-updatedAt without projectId). */
-                sort?: "archived" | "-archived" | "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "projectId" | "-projectId" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Status"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter archived with eq. */
-                "archived[eq]"?: boolean;
+                "archived[eq]"?: components["parameters"]["filter.archived.eq"];
                 /** @description Filter order with eq. */
-                "order[eq]"?: number;
+                "order[eq]"?: components["parameters"]["filter.order.eq"];
                 /** @description Filter order with gt. */
-                "order[gt]"?: number;
+                "order[gt]"?: components["parameters"]["filter.order.gt"];
                 /** @description Filter order with gte. */
-                "order[gte]"?: number;
+                "order[gte]"?: components["parameters"]["filter.order.gte"];
                 /** @description Filter order with lt. */
-                "order[lt]"?: number;
+                "order[lt]"?: components["parameters"]["filter.order.lt"];
                 /** @description Filter order with lte. */
-                "order[lte]"?: number;
+                "order[lte]"?: components["parameters"]["filter.order.lte"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
             };
             header?: never;
             path?: never;
@@ -10359,12 +12104,12 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    projectId?: string;
+                    projectId?: components["schemas"]["Id"];
                     color?: string | null;
                     order?: number;
                     archived?: boolean;
-                    assignees?: string[];
-                    hiddenFor?: string[];
+                    assignees?: components["schemas"]["Id"][];
+                    hiddenFor?: components["schemas"]["Id"][];
                 };
             };
         };
@@ -10406,7 +12151,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -10443,7 +12188,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -10487,7 +12232,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -10498,8 +12243,8 @@ export interface operations {
                     color?: string | null;
                     order?: number;
                     archived?: boolean;
-                    assignees?: string[];
-                    hiddenFor?: string[];
+                    assignees?: components["schemas"]["Id"][];
+                    hiddenFor?: components["schemas"]["Id"][];
                     /**
                      * Format: date-time
                      * @description The updatedAt you last read: 409 stale_write when the record changed since.
@@ -10509,7 +12254,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated status. */
+            /** @description The status. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10549,19 +12294,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Status.assignees"];
         responses: {
-            /** @description The status after the change. */
+            /** @description The status. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10602,19 +12341,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Status.assignees"];
         responses: {
-            /** @description The status after the change. */
+            /** @description The status. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10655,19 +12388,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Status.assignees"];
         responses: {
-            /** @description The status after the change. */
+            /** @description The status. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10708,19 +12435,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Status.hidden-for"];
         responses: {
-            /** @description The status after the change. */
+            /** @description The status. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10761,19 +12482,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Status.hidden-for"];
         responses: {
-            /** @description The status after the change. */
+            /** @description The status. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10814,19 +12529,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Status.hidden-for"];
         responses: {
-            /** @description The status after the change. */
+            /** @description The status. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10864,74 +12573,74 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order (-updatedAt without projectId). */
-                sort?: "archived" | "-archived" | "createdAt" | "-createdAt" | "dependencyId" | "-dependencyId" | "end" | "-end" | "isMilestone" | "-isMilestone" | "name" | "-name" | "order" | "-order" | "projectId" | "-projectId" | "recurringRuleId" | "-recurringRuleId" | "start" | "-start" | "statusId" | "-statusId" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.List"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter archived with eq. */
-                "archived[eq]"?: boolean;
+                "archived[eq]"?: components["parameters"]["filter.archived.eq"];
                 /** @description Filter isMilestone with eq. */
-                "isMilestone[eq]"?: boolean;
+                "isMilestone[eq]"?: components["parameters"]["filter.isMilestone.eq"];
                 /** @description Filter ruleId with eq. */
-                "ruleId[eq]"?: string;
+                "ruleId[eq]"?: components["parameters"]["filter.ruleId.eq"];
                 /** @description Filter ruleId with in. */
-                "ruleId[in]"?: string;
+                "ruleId[in]"?: components["parameters"]["filter.ruleId.in"];
                 /** @description Filter goalId with eq. */
-                "goalId[eq]"?: string;
+                "goalId[eq]"?: components["parameters"]["filter.goalId.eq"];
                 /** @description Filter goalId with in. */
-                "goalId[in]"?: string;
+                "goalId[in]"?: components["parameters"]["filter.goalId.in"];
                 /** @description Filter start with gt. */
-                "start[gt]"?: string;
+                "start[gt]"?: components["parameters"]["filter.start.gt"];
                 /** @description Filter start with gte. */
-                "start[gte]"?: string;
+                "start[gte]"?: components["parameters"]["filter.start.gte"];
                 /** @description Filter start with lt. */
-                "start[lt]"?: string;
+                "start[lt]"?: components["parameters"]["filter.start.lt"];
                 /** @description Filter start with lte. */
-                "start[lte]"?: string;
+                "start[lte]"?: components["parameters"]["filter.start.lte"];
                 /** @description Filter end with gt. */
-                "end[gt]"?: string;
+                "end[gt]"?: components["parameters"]["filter.end.gt"];
                 /** @description Filter end with gte. */
-                "end[gte]"?: string;
+                "end[gte]"?: components["parameters"]["filter.end.gte"];
                 /** @description Filter end with lt. */
-                "end[lt]"?: string;
+                "end[lt]"?: components["parameters"]["filter.end.lt"];
                 /** @description Filter end with lte. */
-                "end[lte]"?: string;
+                "end[lte]"?: components["parameters"]["filter.end.lte"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
                 /** @description Filter dependencyId with eq. */
-                "dependencyId[eq]"?: string;
+                "dependencyId[eq]"?: components["parameters"]["filter.dependencyId.eq"];
                 /** @description Filter dependencyId with in. */
-                "dependencyId[in]"?: string;
+                "dependencyId[in]"?: components["parameters"]["filter.dependencyId.in"];
                 /** @description Filter statusId with eq. */
-                "statusId[eq]"?: string;
+                "statusId[eq]"?: components["parameters"]["filter.statusId.eq"];
                 /** @description Filter statusId with in. */
-                "statusId[in]"?: string;
+                "statusId[in]"?: components["parameters"]["filter.statusId.in"];
             };
             header?: never;
             path?: never;
@@ -10939,27 +12648,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of lists. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["List"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["ListPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -10987,41 +12676,29 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    projectId?: string;
+                    projectId?: components["schemas"]["Id"];
                     description?: string | null;
-                    start?: string | null;
-                    end?: string | null;
+                    start?: components["schemas"]["DateTime"] | null;
+                    end?: components["schemas"]["DateTime"] | null;
                     order?: number;
                     color?: string;
                     archived?: boolean;
                     isMilestone?: boolean;
-                    dependencyId?: string | null;
-                    statusId?: string | null;
-                    recurringRuleId?: string | null;
-                    assignees?: string[];
-                    hiddenFor?: string[];
-                    goals?: string[];
+                    dependencyId?: components["schemas"]["Id"] | null;
+                    statusId?: components["schemas"]["Id"] | null;
+                    recurringRuleId?: components["schemas"]["Id"] | null;
+                    assignees?: components["schemas"]["Id"][];
+                    hiddenFor?: components["schemas"]["Id"][];
+                    goals?: components["schemas"]["Id"][];
                     customFields?: {
-                        customFieldId: string;
+                        customFieldId: components["schemas"]["Id"];
                         value: string;
                     }[] | null;
                 };
             };
         };
         responses: {
-            /** @description The created list. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["List"];
-                };
-            };
+            201: components["responses"]["ListCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -11044,25 +12721,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The list. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["List"];
-                };
-            };
+            200: components["responses"]["List"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -11079,7 +12744,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -11121,7 +12786,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -11130,19 +12795,19 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string | null;
-                    start?: string | null;
-                    end?: string | null;
+                    start?: components["schemas"]["DateTime"] | null;
+                    end?: components["schemas"]["DateTime"] | null;
                     order?: number;
                     color?: string;
                     archived?: boolean;
                     isMilestone?: boolean;
-                    dependencyId?: string | null;
-                    recurringRuleId?: string | null;
-                    assignees?: string[];
-                    hiddenFor?: string[];
-                    goals?: string[];
+                    dependencyId?: components["schemas"]["Id"] | null;
+                    recurringRuleId?: components["schemas"]["Id"] | null;
+                    assignees?: components["schemas"]["Id"][];
+                    hiddenFor?: components["schemas"]["Id"][];
+                    goals?: components["schemas"]["Id"][];
                     customFields?: {
-                        customFieldId: string;
+                        customFieldId: components["schemas"]["Id"];
                         value: string;
                     }[] | null;
                     /**
@@ -11154,19 +12819,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated list. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["List"];
-                };
-            };
+            200: components["responses"]["List"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -11192,31 +12845,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.assignees"];
         responses: {
-            /** @description The list after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["List"];
-                };
-            };
+            200: components["responses"]["List"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -11243,31 +12878,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.assignees"];
         responses: {
-            /** @description The list after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["List"];
-                };
-            };
+            200: components["responses"]["List"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -11294,31 +12911,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.assignees"];
         responses: {
-            /** @description The list after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["List"];
-                };
-            };
+            200: components["responses"]["List"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -11345,31 +12944,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.hidden-for"];
         responses: {
-            /** @description The list after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["List"];
-                };
-            };
+            200: components["responses"]["List"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -11396,31 +12977,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.hidden-for"];
         responses: {
-            /** @description The list after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["List"];
-                };
-            };
+            200: components["responses"]["List"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -11447,31 +13010,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.hidden-for"];
         responses: {
-            /** @description The list after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["List"];
-                };
-            };
+            200: components["responses"]["List"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -11498,31 +13043,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.goals"];
         responses: {
-            /** @description The list after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["List"];
-                };
-            };
+            200: components["responses"]["List"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -11549,31 +13076,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.goals"];
         responses: {
-            /** @description The list after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["List"];
-                };
-            };
+            200: components["responses"]["List"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -11600,31 +13109,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.goals"];
         responses: {
-            /** @description The list after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["List"];
-                };
-            };
+            200: components["responses"]["List"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -11648,74 +13139,74 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order (-updatedAt without projectId). */
-                sort?: "archived" | "-archived" | "createdAt" | "-createdAt" | "dependencyId" | "-dependencyId" | "end" | "-end" | "isMilestone" | "-isMilestone" | "name" | "-name" | "order" | "-order" | "projectId" | "-projectId" | "recurringRuleId" | "-recurringRuleId" | "start" | "-start" | "statusId" | "-statusId" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.List"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter archived with eq. */
-                "archived[eq]"?: boolean;
+                "archived[eq]"?: components["parameters"]["filter.archived.eq"];
                 /** @description Filter isMilestone with eq. */
-                "isMilestone[eq]"?: boolean;
+                "isMilestone[eq]"?: components["parameters"]["filter.isMilestone.eq"];
                 /** @description Filter ruleId with eq. */
-                "ruleId[eq]"?: string;
+                "ruleId[eq]"?: components["parameters"]["filter.ruleId.eq"];
                 /** @description Filter ruleId with in. */
-                "ruleId[in]"?: string;
+                "ruleId[in]"?: components["parameters"]["filter.ruleId.in"];
                 /** @description Filter goalId with eq. */
-                "goalId[eq]"?: string;
+                "goalId[eq]"?: components["parameters"]["filter.goalId.eq"];
                 /** @description Filter goalId with in. */
-                "goalId[in]"?: string;
+                "goalId[in]"?: components["parameters"]["filter.goalId.in"];
                 /** @description Filter start with gt. */
-                "start[gt]"?: string;
+                "start[gt]"?: components["parameters"]["filter.start.gt"];
                 /** @description Filter start with gte. */
-                "start[gte]"?: string;
+                "start[gte]"?: components["parameters"]["filter.start.gte"];
                 /** @description Filter start with lt. */
-                "start[lt]"?: string;
+                "start[lt]"?: components["parameters"]["filter.start.lt"];
                 /** @description Filter start with lte. */
-                "start[lte]"?: string;
+                "start[lte]"?: components["parameters"]["filter.start.lte"];
                 /** @description Filter end with gt. */
-                "end[gt]"?: string;
+                "end[gt]"?: components["parameters"]["filter.end.gt"];
                 /** @description Filter end with gte. */
-                "end[gte]"?: string;
+                "end[gte]"?: components["parameters"]["filter.end.gte"];
                 /** @description Filter end with lt. */
-                "end[lt]"?: string;
+                "end[lt]"?: components["parameters"]["filter.end.lt"];
                 /** @description Filter end with lte. */
-                "end[lte]"?: string;
+                "end[lte]"?: components["parameters"]["filter.end.lte"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
                 /** @description Filter dependencyId with eq. */
-                "dependencyId[eq]"?: string;
+                "dependencyId[eq]"?: components["parameters"]["filter.dependencyId.eq"];
                 /** @description Filter dependencyId with in. */
-                "dependencyId[in]"?: string;
+                "dependencyId[in]"?: components["parameters"]["filter.dependencyId.in"];
                 /** @description Filter statusId with eq. */
-                "statusId[eq]"?: string;
+                "statusId[eq]"?: components["parameters"]["filter.statusId.eq"];
                 /** @description Filter statusId with in. */
-                "statusId[in]"?: string;
+                "statusId[in]"?: components["parameters"]["filter.statusId.in"];
             };
             header?: never;
             path?: never;
@@ -11773,22 +13264,22 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    projectId?: string;
+                    projectId?: components["schemas"]["Id"];
                     description?: string | null;
-                    start?: string | null;
-                    end?: string | null;
+                    start?: components["schemas"]["DateTime"] | null;
+                    end?: components["schemas"]["DateTime"] | null;
                     order?: number;
                     color?: string;
                     archived?: boolean;
                     isMilestone?: boolean;
-                    dependencyId?: string | null;
-                    statusId?: string | null;
-                    recurringRuleId?: string | null;
-                    assignees?: string[];
-                    hiddenFor?: string[];
-                    goals?: string[];
+                    dependencyId?: components["schemas"]["Id"] | null;
+                    statusId?: components["schemas"]["Id"] | null;
+                    recurringRuleId?: components["schemas"]["Id"] | null;
+                    assignees?: components["schemas"]["Id"][];
+                    hiddenFor?: components["schemas"]["Id"][];
+                    goals?: components["schemas"]["Id"][];
                     customFields?: {
-                        customFieldId: string;
+                        customFieldId: components["schemas"]["Id"];
                         value: string;
                     }[] | null;
                 };
@@ -11832,7 +13323,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -11869,7 +13360,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -11913,7 +13404,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -11922,19 +13413,19 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string | null;
-                    start?: string | null;
-                    end?: string | null;
+                    start?: components["schemas"]["DateTime"] | null;
+                    end?: components["schemas"]["DateTime"] | null;
                     order?: number;
                     color?: string;
                     archived?: boolean;
                     isMilestone?: boolean;
-                    dependencyId?: string | null;
-                    recurringRuleId?: string | null;
-                    assignees?: string[];
-                    hiddenFor?: string[];
-                    goals?: string[];
+                    dependencyId?: components["schemas"]["Id"] | null;
+                    recurringRuleId?: components["schemas"]["Id"] | null;
+                    assignees?: components["schemas"]["Id"][];
+                    hiddenFor?: components["schemas"]["Id"][];
+                    goals?: components["schemas"]["Id"][];
                     customFields?: {
-                        customFieldId: string;
+                        customFieldId: components["schemas"]["Id"];
                         value: string;
                     }[] | null;
                     /**
@@ -11946,7 +13437,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated list. */
+            /** @description The list. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11986,19 +13477,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.assignees"];
         responses: {
-            /** @description The list after the change. */
+            /** @description The list. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12039,19 +13524,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.assignees"];
         responses: {
-            /** @description The list after the change. */
+            /** @description The list. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12092,19 +13571,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.assignees"];
         responses: {
-            /** @description The list after the change. */
+            /** @description The list. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12145,19 +13618,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.hidden-for"];
         responses: {
-            /** @description The list after the change. */
+            /** @description The list. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12198,19 +13665,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.hidden-for"];
         responses: {
-            /** @description The list after the change. */
+            /** @description The list. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12251,19 +13712,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.hidden-for"];
         responses: {
-            /** @description The list after the change. */
+            /** @description The list. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12304,19 +13759,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.goals"];
         responses: {
-            /** @description The list after the change. */
+            /** @description The list. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12357,19 +13806,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.goals"];
         responses: {
-            /** @description The list after the change. */
+            /** @description The list. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12410,19 +13853,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["List.goals"];
         responses: {
-            /** @description The list after the change. */
+            /** @description The list. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12460,7 +13897,7 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order (-updatedAt without projectId). */
-                sort?: "archived" | "-archived" | "archivedAt" | "-archivedAt" | "completed" | "-completed" | "completedAt" | "-completedAt" | "createdAt" | "-createdAt" | "createdByActorId" | "-createdByActorId" | "createdById" | "-createdById" | "dependencyId" | "-dependencyId" | "dueAt" | "-dueAt" | "listId" | "-listId" | "name" | "-name" | "niceId" | "-niceId" | "order" | "-order" | "orderList" | "-orderList" | "parentTaskId" | "-parentTaskId" | "projectId" | "-projectId" | "recurringRuleId" | "-recurringRuleId" | "startAt" | "-startAt" | "statusId" | "-statusId" | "updatedAt" | "-updatedAt" | "updatedByActorId" | "-updatedByActorId";
+                sort?: components["parameters"]["sort.Task"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
@@ -12468,115 +13905,115 @@ export interface operations {
                 projectId?: string;
                 scope?: "project" | "personal" | "both";
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter niceId with eq. */
-                "niceId[eq]"?: string;
+                "niceId[eq]"?: components["parameters"]["filter.niceId.eq"];
                 /** @description Filter niceId with in. */
-                "niceId[in]"?: string;
+                "niceId[in]"?: components["parameters"]["filter.niceId.in"];
                 /** @description Filter recurringRuleId with eq. */
-                "recurringRuleId[eq]"?: string;
+                "recurringRuleId[eq]"?: components["parameters"]["filter.recurringRuleId.eq"];
                 /** @description Filter recurringRuleId with in. */
-                "recurringRuleId[in]"?: string;
+                "recurringRuleId[in]"?: components["parameters"]["filter.recurringRuleId.in"];
                 /** @description Filter createdById with eq. */
-                "createdById[eq]"?: string;
+                "createdById[eq]"?: components["parameters"]["filter.createdById.eq"];
                 /** @description Filter createdById with in. */
-                "createdById[in]"?: string;
+                "createdById[in]"?: components["parameters"]["filter.createdById.in"];
                 /** @description Filter labelId with eq. */
-                "labelId[eq]"?: string;
+                "labelId[eq]"?: components["parameters"]["filter.labelId.eq"];
                 /** @description Filter labelId with in. */
-                "labelId[in]"?: string;
+                "labelId[in]"?: components["parameters"]["filter.labelId.in"];
                 /** @description Filter assigneeId with eq. */
-                "assigneeId[eq]"?: string;
+                "assigneeId[eq]"?: components["parameters"]["filter.assigneeId.eq"];
                 /** @description Filter assigneeId with in. */
-                "assigneeId[in]"?: string;
+                "assigneeId[in]"?: components["parameters"]["filter.assigneeId.in"];
                 /** @description Filter subscriberId with eq. */
-                "subscriberId[eq]"?: string;
+                "subscriberId[eq]"?: components["parameters"]["filter.subscriberId.eq"];
                 /** @description Filter subscriberId with in. */
-                "subscriberId[in]"?: string;
+                "subscriberId[in]"?: components["parameters"]["filter.subscriberId.in"];
                 /** @description Filter createdByActorId with eq. */
-                "createdByActorId[eq]"?: string;
+                "createdByActorId[eq]"?: components["parameters"]["filter.createdByActorId.eq"];
                 /** @description Filter createdByActorId with in. */
-                "createdByActorId[in]"?: string;
+                "createdByActorId[in]"?: components["parameters"]["filter.createdByActorId.in"];
                 /** @description Filter updatedByActorId with eq. */
-                "updatedByActorId[eq]"?: string;
+                "updatedByActorId[eq]"?: components["parameters"]["filter.updatedByActorId.eq"];
                 /** @description Filter updatedByActorId with in. */
-                "updatedByActorId[in]"?: string;
+                "updatedByActorId[in]"?: components["parameters"]["filter.updatedByActorId.in"];
                 /** @description Filter archived with eq. */
-                "archived[eq]"?: boolean;
+                "archived[eq]"?: components["parameters"]["filter.archived.eq"];
                 /** @description Filter completed with eq. */
-                "completed[eq]"?: boolean;
+                "completed[eq]"?: components["parameters"]["filter.completed.eq"];
                 /** @description Filter startAt with gt. */
-                "startAt[gt]"?: string;
+                "startAt[gt]"?: components["parameters"]["filter.startAt.gt"];
                 /** @description Filter startAt with gte. */
-                "startAt[gte]"?: string;
+                "startAt[gte]"?: components["parameters"]["filter.startAt.gte"];
                 /** @description Filter startAt with lt. */
-                "startAt[lt]"?: string;
+                "startAt[lt]"?: components["parameters"]["filter.startAt.lt"];
                 /** @description Filter startAt with lte. */
-                "startAt[lte]"?: string;
+                "startAt[lte]"?: components["parameters"]["filter.startAt.lte"];
                 /** @description Filter dueAt with gt. */
-                "dueAt[gt]"?: string;
+                "dueAt[gt]"?: components["parameters"]["filter.dueAt.gt"];
                 /** @description Filter dueAt with gte. */
-                "dueAt[gte]"?: string;
+                "dueAt[gte]"?: components["parameters"]["filter.dueAt.gte"];
                 /** @description Filter dueAt with lt. */
-                "dueAt[lt]"?: string;
+                "dueAt[lt]"?: components["parameters"]["filter.dueAt.lt"];
                 /** @description Filter dueAt with lte. */
-                "dueAt[lte]"?: string;
+                "dueAt[lte]"?: components["parameters"]["filter.dueAt.lte"];
                 /** @description Filter completedAt with gt. */
-                "completedAt[gt]"?: string;
+                "completedAt[gt]"?: components["parameters"]["filter.completedAt.gt"];
                 /** @description Filter completedAt with gte. */
-                "completedAt[gte]"?: string;
+                "completedAt[gte]"?: components["parameters"]["filter.completedAt.gte"];
                 /** @description Filter completedAt with lt. */
-                "completedAt[lt]"?: string;
+                "completedAt[lt]"?: components["parameters"]["filter.completedAt.lt"];
                 /** @description Filter completedAt with lte. */
-                "completedAt[lte]"?: string;
+                "completedAt[lte]"?: components["parameters"]["filter.completedAt.lte"];
                 /** @description Filter archivedAt with gt. */
-                "archivedAt[gt]"?: string;
+                "archivedAt[gt]"?: components["parameters"]["filter.archivedAt.gt"];
                 /** @description Filter archivedAt with gte. */
-                "archivedAt[gte]"?: string;
+                "archivedAt[gte]"?: components["parameters"]["filter.archivedAt.gte"];
                 /** @description Filter archivedAt with lt. */
-                "archivedAt[lt]"?: string;
+                "archivedAt[lt]"?: components["parameters"]["filter.archivedAt.lt"];
                 /** @description Filter archivedAt with lte. */
-                "archivedAt[lte]"?: string;
+                "archivedAt[lte]"?: components["parameters"]["filter.archivedAt.lte"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
                 /** @description Filter listId with eq. */
-                "listId[eq]"?: string;
+                "listId[eq]"?: components["parameters"]["filter.listId.eq"];
                 /** @description Filter listId with in. */
-                "listId[in]"?: string;
+                "listId[in]"?: components["parameters"]["filter.listId.in"];
                 /** @description Filter statusId with eq. */
-                "statusId[eq]"?: string;
+                "statusId[eq]"?: components["parameters"]["filter.statusId.eq"];
                 /** @description Filter statusId with in. */
-                "statusId[in]"?: string;
+                "statusId[in]"?: components["parameters"]["filter.statusId.in"];
                 /** @description Filter parentTaskId with eq. */
-                "parentTaskId[eq]"?: string;
+                "parentTaskId[eq]"?: components["parameters"]["filter.parentTaskId.eq"];
                 /** @description Filter parentTaskId with in. */
-                "parentTaskId[in]"?: string;
+                "parentTaskId[in]"?: components["parameters"]["filter.parentTaskId.in"];
                 /** @description Filter dependencyId with eq. */
-                "dependencyId[eq]"?: string;
+                "dependencyId[eq]"?: components["parameters"]["filter.dependencyId.eq"];
                 /** @description Filter dependencyId with in. */
-                "dependencyId[in]"?: string;
+                "dependencyId[in]"?: components["parameters"]["filter.dependencyId.in"];
             };
             header?: never;
             path?: never;
@@ -12584,27 +14021,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of tasks. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Task"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["TaskPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -12632,18 +14049,18 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    projectId?: string;
+                    projectId?: components["schemas"]["Id"];
                     description?: string | null;
                     archived?: boolean;
                     completed?: boolean;
-                    listId?: string | null;
-                    statusId?: string | null;
-                    parentTaskId?: string | null;
-                    dependencyId?: string | null;
-                    recurringRuleId?: string | null;
-                    startAt?: string | null;
-                    dueAt?: string | null;
-                    remindAt?: string | null;
+                    listId?: components["schemas"]["Id"] | null;
+                    statusId?: components["schemas"]["Id"] | null;
+                    parentTaskId?: components["schemas"]["Id"] | null;
+                    dependencyId?: components["schemas"]["Id"] | null;
+                    recurringRuleId?: components["schemas"]["Id"] | null;
+                    startAt?: components["schemas"]["DateTime"] | null;
+                    dueAt?: components["schemas"]["DateTime"] | null;
+                    remindAt?: components["schemas"]["DateTime"] | null;
                     storyPoints?: number | null;
                     estimate?: number | null;
                     order?: number;
@@ -12651,31 +14068,19 @@ export interface operations {
                     banner?: string | null;
                     embedUrl?: string | null;
                     customFields?: {
-                        customFieldId: string;
+                        customFieldId: components["schemas"]["Id"];
                         value: string;
                     }[] | null;
-                    assignees?: string[];
-                    labels?: string[];
-                    subscribers?: string[];
-                    connectedTasks?: string[];
-                    hiddenFor?: string[];
+                    assignees?: components["schemas"]["Id"][];
+                    labels?: components["schemas"]["Id"][];
+                    subscribers?: components["schemas"]["Id"][];
+                    connectedTasks?: components["schemas"]["Id"][];
+                    hiddenFor?: components["schemas"]["Id"][];
                 };
             };
         };
         responses: {
-            /** @description The created task. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            201: components["responses"]["TaskCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -12698,25 +14103,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The task. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -12733,7 +14126,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -12775,7 +14168,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -12783,18 +14176,18 @@ export interface operations {
             content: {
                 "application/json": {
                     name?: string;
-                    projectId?: string;
+                    projectId?: components["schemas"]["Id"];
                     description?: string | null;
                     archived?: boolean;
                     completed?: boolean;
-                    listId?: string | null;
-                    statusId?: string | null;
-                    parentTaskId?: string | null;
-                    dependencyId?: string | null;
-                    recurringRuleId?: string | null;
-                    startAt?: string | null;
-                    dueAt?: string | null;
-                    remindAt?: string | null;
+                    listId?: components["schemas"]["Id"] | null;
+                    statusId?: components["schemas"]["Id"] | null;
+                    parentTaskId?: components["schemas"]["Id"] | null;
+                    dependencyId?: components["schemas"]["Id"] | null;
+                    recurringRuleId?: components["schemas"]["Id"] | null;
+                    startAt?: components["schemas"]["DateTime"] | null;
+                    dueAt?: components["schemas"]["DateTime"] | null;
+                    remindAt?: components["schemas"]["DateTime"] | null;
                     storyPoints?: number | null;
                     estimate?: number | null;
                     order?: number;
@@ -12802,14 +14195,14 @@ export interface operations {
                     banner?: string | null;
                     embedUrl?: string | null;
                     customFields?: {
-                        customFieldId: string;
+                        customFieldId: components["schemas"]["Id"];
                         value: string;
                     }[] | null;
-                    assignees?: string[];
-                    labels?: string[];
-                    subscribers?: string[];
-                    connectedTasks?: string[];
-                    hiddenFor?: string[];
+                    assignees?: components["schemas"]["Id"][];
+                    labels?: components["schemas"]["Id"][];
+                    subscribers?: components["schemas"]["Id"][];
+                    connectedTasks?: components["schemas"]["Id"][];
+                    hiddenFor?: components["schemas"]["Id"][];
                     /**
                      * Format: date-time
                      * @description The updatedAt you last read: 409 stale_write when the record changed since.
@@ -12819,19 +14212,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated task. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -12857,31 +14238,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.assignees"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -12908,31 +14271,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.assignees"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -12959,31 +14304,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.assignees"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13010,31 +14337,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.labels"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13061,31 +14370,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.labels"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13112,31 +14403,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.labels"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13163,31 +14436,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.subscribers"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13214,31 +14469,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.subscribers"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13265,31 +14502,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.subscribers"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13316,31 +14535,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.connected-tasks"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13367,31 +14568,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.connected-tasks"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13418,31 +14601,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.connected-tasks"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13469,31 +14634,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.hidden-for"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13520,31 +14667,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.hidden-for"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13571,31 +14700,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Task.hidden-for"];
         responses: {
-            /** @description The task after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13619,39 +14730,39 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default -createdAt. */
-                sort?: "active" | "-active" | "createdAt" | "-createdAt" | "name" | "-name" | "purgeAt" | "-purgeAt" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Webhook"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter purgeAt with null. */
-                "purgeAt[null]"?: boolean;
+                "purgeAt[null]"?: components["parameters"]["filter.purgeAt.null"];
                 /** @description Filter purgeAt with notNull. */
-                "purgeAt[notNull]"?: boolean;
+                "purgeAt[notNull]"?: components["parameters"]["filter.purgeAt.notNull"];
                 /** @description Filter purgeAt with gt. */
-                "purgeAt[gt]"?: string;
+                "purgeAt[gt]"?: components["parameters"]["filter.purgeAt.gt"];
                 /** @description Filter purgeAt with gte. */
-                "purgeAt[gte]"?: string;
+                "purgeAt[gte]"?: components["parameters"]["filter.purgeAt.gte"];
                 /** @description Filter purgeAt with lt. */
-                "purgeAt[lt]"?: string;
+                "purgeAt[lt]"?: components["parameters"]["filter.purgeAt.lt"];
                 /** @description Filter purgeAt with lte. */
-                "purgeAt[lte]"?: string;
+                "purgeAt[lte]"?: components["parameters"]["filter.purgeAt.lte"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter active with eq. */
-                "active[eq]"?: boolean;
+                "active[eq]"?: components["parameters"]["filter.active.eq"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
             };
             header?: never;
             path?: never;
@@ -13659,27 +14770,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of webhooks. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Webhook"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["WebhookPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13716,19 +14807,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created webhook. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Webhook"];
-                };
-            };
+            201: components["responses"]["WebhookCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13751,25 +14830,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The webhook. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Webhook"];
-                };
-            };
+            200: components["responses"]["Webhook"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13786,7 +14853,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -13828,7 +14895,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -13850,19 +14917,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated webhook. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Webhook"];
-                };
-            };
+            200: components["responses"]["Webhook"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13888,25 +14943,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The restored webhook. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Webhook"];
-                };
-            };
+            200: components["responses"]["Webhook"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13929,7 +14972,7 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default -createdAt. */
-                sort?: "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.PersonalAccessToken"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
@@ -13941,27 +14984,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of personal-access-tokens. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["PersonalAccessToken"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["PersonalAccessTokenPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -13995,19 +15018,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created personalAccessToken. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PersonalAccessToken"];
-                };
-            };
+            201: components["responses"]["PersonalAccessTokenCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14030,25 +15041,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The personalAccessToken. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PersonalAccessToken"];
-                };
-            };
+            200: components["responses"]["PersonalAccessToken"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14065,7 +15064,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -14107,7 +15106,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -14126,19 +15125,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated personalAccessToken. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PersonalAccessToken"];
-                };
-            };
+            200: components["responses"]["PersonalAccessToken"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14161,30 +15148,30 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order (-updatedAt without projectId). */
-                sort?: "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "taskId" | "-taskId" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Checklist"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter taskId with eq. */
-                "taskId[eq]"?: string;
+                "taskId[eq]"?: components["parameters"]["filter.taskId.eq"];
                 /** @description Filter taskId with in. */
-                "taskId[in]"?: string;
+                "taskId[in]"?: components["parameters"]["filter.taskId.in"];
             };
             header?: never;
             path?: never;
@@ -14192,27 +15179,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of checklists. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Checklist"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["ChecklistPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14240,25 +15207,13 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    taskId: string;
+                    taskId: components["schemas"]["Id"];
                     order?: number;
                 };
             };
         };
         responses: {
-            /** @description The created checklist. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Checklist"];
-                };
-            };
+            201: components["responses"]["ChecklistCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14281,25 +15236,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The checklist. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Checklist"];
-                };
-            };
+            200: components["responses"]["Checklist"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14316,7 +15259,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -14358,7 +15301,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -14376,19 +15319,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated checklist. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Checklist"];
-                };
-            };
+            200: components["responses"]["Checklist"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14411,32 +15342,32 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order. */
-                sort?: "checklistId" | "-checklistId" | "completed" | "-completed" | "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.ChecklistItem"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter completed with eq. */
-                "completed[eq]"?: boolean;
+                "completed[eq]"?: components["parameters"]["filter.completed.eq"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter checklistId with eq. */
-                "checklistId[eq]"?: string;
+                "checklistId[eq]"?: components["parameters"]["filter.checklistId.eq"];
                 /** @description Filter checklistId with in. */
-                "checklistId[in]"?: string;
+                "checklistId[in]"?: components["parameters"]["filter.checklistId.in"];
             };
             header?: never;
             path?: never;
@@ -14444,27 +15375,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of checklist-items. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ChecklistItem"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["ChecklistItemPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14492,26 +15403,14 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    checklistId: string;
+                    checklistId: components["schemas"]["Id"];
                     order?: number;
                     completed?: boolean;
                 };
             };
         };
         responses: {
-            /** @description The created checklistItem. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChecklistItem"];
-                };
-            };
+            201: components["responses"]["ChecklistItemCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14534,25 +15433,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The checklistItem. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChecklistItem"];
-                };
-            };
+            200: components["responses"]["ChecklistItem"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14569,7 +15456,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -14611,7 +15498,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -14630,19 +15517,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated checklistItem. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChecklistItem"];
-                };
-            };
+            200: components["responses"]["ChecklistItem"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14665,46 +15540,46 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order (-updatedAt without projectId). */
-                sort?: "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "parentId" | "-parentId" | "projectId" | "-projectId" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.DocumentFolder"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter parentId with eq. */
-                "parentId[eq]"?: string;
+                "parentId[eq]"?: components["parameters"]["filter.parentId.eq"];
                 /** @description Filter parentId with in. */
-                "parentId[in]"?: string;
+                "parentId[in]"?: components["parameters"]["filter.parentId.in"];
                 /** @description Filter parentId with null. */
-                "parentId[null]"?: boolean;
+                "parentId[null]"?: components["parameters"]["filter.parentId.null"];
                 /** @description Filter parentId with notNull. */
-                "parentId[notNull]"?: boolean;
+                "parentId[notNull]"?: components["parameters"]["filter.parentId.notNull"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
             };
             header?: never;
             path?: never;
@@ -14712,27 +15587,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of document-folders. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["DocumentFolder"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["DocumentFolderPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14760,26 +15615,14 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    projectId?: string;
-                    parentId?: string | null;
+                    projectId?: components["schemas"]["Id"];
+                    parentId?: components["schemas"]["Id"] | null;
                     order?: number;
                 };
             };
         };
         responses: {
-            /** @description The created documentFolder. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DocumentFolder"];
-                };
-            };
+            201: components["responses"]["DocumentFolderCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14802,25 +15645,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The documentFolder. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DocumentFolder"];
-                };
-            };
+            200: components["responses"]["DocumentFolder"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14837,7 +15668,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -14879,7 +15710,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -14887,7 +15718,7 @@ export interface operations {
             content: {
                 "application/json": {
                     name?: string;
-                    parentId?: string | null;
+                    parentId?: components["schemas"]["Id"] | null;
                     order?: number;
                     /**
                      * Format: date-time
@@ -14898,19 +15729,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated documentFolder. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DocumentFolder"];
-                };
-            };
+            200: components["responses"]["DocumentFolder"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -14933,66 +15752,66 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default -updatedAt. */
-                sort?: "accessType" | "-accessType" | "createdAt" | "-createdAt" | "createdById" | "-createdById" | "folderId" | "-folderId" | "projectId" | "-projectId" | "purgeAt" | "-purgeAt" | "title" | "-title" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Document"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter purgeAt with null. */
-                "purgeAt[null]"?: boolean;
+                "purgeAt[null]"?: components["parameters"]["filter.purgeAt.null"];
                 /** @description Filter purgeAt with notNull. */
-                "purgeAt[notNull]"?: boolean;
+                "purgeAt[notNull]"?: components["parameters"]["filter.purgeAt.notNull"];
                 /** @description Filter purgeAt with gt. */
-                "purgeAt[gt]"?: string;
+                "purgeAt[gt]"?: components["parameters"]["filter.purgeAt.gt"];
                 /** @description Filter purgeAt with gte. */
-                "purgeAt[gte]"?: string;
+                "purgeAt[gte]"?: components["parameters"]["filter.purgeAt.gte"];
                 /** @description Filter purgeAt with lt. */
-                "purgeAt[lt]"?: string;
+                "purgeAt[lt]"?: components["parameters"]["filter.purgeAt.lt"];
                 /** @description Filter purgeAt with lte. */
-                "purgeAt[lte]"?: string;
+                "purgeAt[lte]"?: components["parameters"]["filter.purgeAt.lte"];
                 /** @description Filter title with eq. */
-                "title[eq]"?: string;
+                "title[eq]"?: components["parameters"]["filter.title.eq"];
                 /** @description Filter title with contains. */
-                "title[contains]"?: string;
+                "title[contains]"?: components["parameters"]["filter.title.contains"];
                 /** @description Filter title with startsWith. */
-                "title[startsWith]"?: string;
+                "title[startsWith]"?: components["parameters"]["filter.title.startsWith"];
                 /** @description Filter accessType with eq. */
-                "accessType[eq]"?: string;
+                "accessType[eq]"?: components["parameters"]["filter.accessType.eq"];
                 /** @description Filter accessType with in. */
-                "accessType[in]"?: string;
+                "accessType[in]"?: components["parameters"]["filter.accessType.in"];
                 /** @description Filter createdById with eq. */
-                "createdById[eq]"?: string;
+                "createdById[eq]"?: components["parameters"]["filter.createdById.eq"];
                 /** @description Filter createdById with in. */
-                "createdById[in]"?: string;
+                "createdById[in]"?: components["parameters"]["filter.createdById.in"];
                 /** @description Filter taskId with eq. */
-                "taskId[eq]"?: string;
+                "taskId[eq]"?: components["parameters"]["filter.taskId.eq"];
                 /** @description Filter taskId with in. */
-                "taskId[in]"?: string;
+                "taskId[in]"?: components["parameters"]["filter.taskId.in"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
                 /** @description Filter folderId with eq. */
-                "folderId[eq]"?: string;
+                "folderId[eq]"?: components["parameters"]["filter.folderId.eq"];
                 /** @description Filter folderId with in. */
-                "folderId[in]"?: string;
+                "folderId[in]"?: components["parameters"]["filter.folderId.in"];
             };
             header?: never;
             path?: never;
@@ -15000,27 +15819,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of documents. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Document"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["DocumentPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15049,27 +15848,15 @@ export interface operations {
                 "application/json": {
                     title: string;
                     body?: string;
-                    projectId?: string;
-                    folderId?: string | null;
+                    projectId?: components["schemas"]["Id"];
+                    folderId?: components["schemas"]["Id"] | null;
                     /** @enum {string} */
                     accessType?: "project" | "private";
                 };
             };
         };
         responses: {
-            /** @description The created document. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Document"];
-                };
-            };
+            201: components["responses"]["DocumentCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15092,25 +15879,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The document. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Document"];
-                };
-            };
+            200: components["responses"]["Document"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15127,7 +15902,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -15169,7 +15944,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -15177,7 +15952,7 @@ export interface operations {
             content: {
                 "application/json": {
                     title?: string;
-                    folderId?: string | null;
+                    folderId?: components["schemas"]["Id"] | null;
                     /**
                      * Format: date-time
                      * @description The updatedAt you last read: 409 stale_write when the record changed since.
@@ -15187,19 +15962,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated document. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Document"];
-                };
-            };
+            200: components["responses"]["Document"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15225,25 +15988,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The restored document. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Document"];
-                };
-            };
+            200: components["responses"]["Document"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15266,39 +16017,39 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default lastMessageAt. */
-                sort?: "createdAt" | "-createdAt" | "lastMessageAt" | "-lastMessageAt" | "name" | "-name" | "type" | "-type" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Chat"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter type with eq. */
-                "type[eq]"?: string;
+                "type[eq]"?: components["parameters"]["filter.type.eq"];
                 /** @description Filter type with in. */
-                "type[in]"?: string;
+                "type[in]"?: components["parameters"]["filter.type.in"];
                 /** @description Filter lastMessageAt with gt. */
-                "lastMessageAt[gt]"?: string;
+                "lastMessageAt[gt]"?: components["parameters"]["filter.lastMessageAt.gt"];
                 /** @description Filter lastMessageAt with gte. */
-                "lastMessageAt[gte]"?: string;
+                "lastMessageAt[gte]"?: components["parameters"]["filter.lastMessageAt.gte"];
                 /** @description Filter lastMessageAt with lt. */
-                "lastMessageAt[lt]"?: string;
+                "lastMessageAt[lt]"?: components["parameters"]["filter.lastMessageAt.lt"];
                 /** @description Filter lastMessageAt with lte. */
-                "lastMessageAt[lte]"?: string;
+                "lastMessageAt[lte]"?: components["parameters"]["filter.lastMessageAt.lte"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter recipientMemberId with eq. */
-                "recipientMemberId[eq]"?: string;
+                "recipientMemberId[eq]"?: components["parameters"]["filter.recipientMemberId.eq"];
             };
             header?: never;
             path?: never;
@@ -15306,27 +16057,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of chats. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Chat"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["ChatPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15357,24 +16088,12 @@ export interface operations {
                     type?: "group" | "direct" | "project";
                     name?: string | null;
                     description?: string | null;
-                    memberIds?: string[] | null;
+                    memberIds?: components["schemas"]["Id"][] | null;
                 };
             };
         };
         responses: {
-            /** @description The created chat. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Chat"];
-                };
-            };
+            201: components["responses"]["ChatCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15397,25 +16116,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The chat. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Chat"];
-                };
-            };
+            200: components["responses"]["Chat"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15432,7 +16139,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -15474,7 +16181,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -15492,19 +16199,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated chat. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Chat"];
-                };
-            };
+            200: components["responses"]["Chat"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15527,76 +16222,76 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default -createdAt. */
-                sort?: "annotationTaskId" | "-annotationTaskId" | "createdAt" | "-createdAt" | "documentId" | "-documentId" | "folderId" | "-folderId" | "messageId" | "-messageId" | "name" | "-name" | "processed" | "-processed" | "projectId" | "-projectId" | "purgeAt" | "-purgeAt" | "size" | "-size" | "taskId" | "-taskId" | "updatedAt" | "-updatedAt" | "uploaderId" | "-uploaderId";
+                sort?: components["parameters"]["sort.File"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter purgeAt with null. */
-                "purgeAt[null]"?: boolean;
+                "purgeAt[null]"?: components["parameters"]["filter.purgeAt.null"];
                 /** @description Filter purgeAt with notNull. */
-                "purgeAt[notNull]"?: boolean;
+                "purgeAt[notNull]"?: components["parameters"]["filter.purgeAt.notNull"];
                 /** @description Filter purgeAt with gt. */
-                "purgeAt[gt]"?: string;
+                "purgeAt[gt]"?: components["parameters"]["filter.purgeAt.gt"];
                 /** @description Filter purgeAt with gte. */
-                "purgeAt[gte]"?: string;
+                "purgeAt[gte]"?: components["parameters"]["filter.purgeAt.gte"];
                 /** @description Filter purgeAt with lt. */
-                "purgeAt[lt]"?: string;
+                "purgeAt[lt]"?: components["parameters"]["filter.purgeAt.lt"];
                 /** @description Filter purgeAt with lte. */
-                "purgeAt[lte]"?: string;
+                "purgeAt[lte]"?: components["parameters"]["filter.purgeAt.lte"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
                 /** @description Filter taskId with eq. */
-                "taskId[eq]"?: string;
+                "taskId[eq]"?: components["parameters"]["filter.taskId.eq"];
                 /** @description Filter taskId with in. */
-                "taskId[in]"?: string;
+                "taskId[in]"?: components["parameters"]["filter.taskId.in"];
                 /** @description Filter documentId with eq. */
-                "documentId[eq]"?: string;
+                "documentId[eq]"?: components["parameters"]["filter.documentId.eq"];
                 /** @description Filter documentId with in. */
-                "documentId[in]"?: string;
+                "documentId[in]"?: components["parameters"]["filter.documentId.in"];
                 /** @description Filter messageId with eq. */
-                "messageId[eq]"?: string;
+                "messageId[eq]"?: components["parameters"]["filter.messageId.eq"];
                 /** @description Filter messageId with in. */
-                "messageId[in]"?: string;
+                "messageId[in]"?: components["parameters"]["filter.messageId.in"];
                 /** @description Filter folderId with eq. */
-                "folderId[eq]"?: string;
+                "folderId[eq]"?: components["parameters"]["filter.folderId.eq"];
                 /** @description Filter folderId with in. */
-                "folderId[in]"?: string;
+                "folderId[in]"?: components["parameters"]["filter.folderId.in"];
                 /** @description Filter annotationTaskId with eq. */
-                "annotationTaskId[eq]"?: string;
+                "annotationTaskId[eq]"?: components["parameters"]["filter.annotationTaskId.eq"];
                 /** @description Filter annotationTaskId with in. */
-                "annotationTaskId[in]"?: string;
+                "annotationTaskId[in]"?: components["parameters"]["filter.annotationTaskId.in"];
                 /** @description Filter uploaderId with eq. */
-                "uploaderId[eq]"?: string;
+                "uploaderId[eq]"?: components["parameters"]["filter.uploaderId.eq"];
                 /** @description Filter uploaderId with in. */
-                "uploaderId[in]"?: string;
+                "uploaderId[in]"?: components["parameters"]["filter.uploaderId.in"];
                 /** @description Filter processed with eq. */
-                "processed[eq]"?: boolean;
+                "processed[eq]"?: components["parameters"]["filter.processed.eq"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
             };
             header?: never;
             path?: never;
@@ -15604,27 +16299,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of files. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["File"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["FilePage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15654,30 +16329,18 @@ export interface operations {
                     name: string;
                     size: number;
                     uploadKey?: string | null;
-                    projectId?: string | null;
-                    taskId?: string | null;
-                    documentId?: string | null;
-                    messageId?: string | null;
-                    folderId?: string | null;
-                    labels?: string[];
-                    subscribers?: string[];
+                    projectId?: components["schemas"]["Id"] | null;
+                    taskId?: components["schemas"]["Id"] | null;
+                    documentId?: components["schemas"]["Id"] | null;
+                    messageId?: components["schemas"]["Id"] | null;
+                    folderId?: components["schemas"]["Id"] | null;
+                    labels?: components["schemas"]["Id"][];
+                    subscribers?: components["schemas"]["Id"][];
                 };
             };
         };
         responses: {
-            /** @description The created file. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["File"];
-                };
-            };
+            201: components["responses"]["FileCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15700,25 +16363,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The file. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["File"];
-                };
-            };
+            200: components["responses"]["File"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15735,7 +16386,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -15777,7 +16428,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -15785,9 +16436,9 @@ export interface operations {
             content: {
                 "application/json": {
                     name?: string;
-                    folderId?: string | null;
-                    labels?: string[];
-                    subscribers?: string[];
+                    folderId?: components["schemas"]["Id"] | null;
+                    labels?: components["schemas"]["Id"][];
+                    subscribers?: components["schemas"]["Id"][];
                     /**
                      * Format: date-time
                      * @description The updatedAt you last read: 409 stale_write when the record changed since.
@@ -15797,19 +16448,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated file. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["File"];
-                };
-            };
+            200: components["responses"]["File"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15835,25 +16474,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The restored file. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["File"];
-                };
-            };
+            200: components["responses"]["File"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15879,31 +16506,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["File.labels"];
         responses: {
-            /** @description The file after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["File"];
-                };
-            };
+            200: components["responses"]["File"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15930,31 +16539,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["File.labels"];
         responses: {
-            /** @description The file after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["File"];
-                };
-            };
+            200: components["responses"]["File"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -15981,31 +16572,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["File.labels"];
         responses: {
-            /** @description The file after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["File"];
-                };
-            };
+            200: components["responses"]["File"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16032,31 +16605,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["File.subscribers"];
         responses: {
-            /** @description The file after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["File"];
-                };
-            };
+            200: components["responses"]["File"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16083,31 +16638,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["File.subscribers"];
         responses: {
-            /** @description The file after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["File"];
-                };
-            };
+            200: components["responses"]["File"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16134,31 +16671,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["File.subscribers"];
         responses: {
-            /** @description The file after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["File"];
-                };
-            };
+            200: components["responses"]["File"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16182,53 +16701,53 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default createdAt. */
-                sort?: "createdAt" | "-createdAt" | "fileId" | "-fileId" | "taskId" | "-taskId" | "type" | "-type" | "updatedAt" | "-updatedAt" | "videoTimeSeconds" | "-videoTimeSeconds";
+                sort?: components["parameters"]["sort.Annotation"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter fileId with eq. */
-                "fileId[eq]"?: string;
+                "fileId[eq]"?: components["parameters"]["filter.fileId.eq"];
                 /** @description Filter fileId with in. */
-                "fileId[in]"?: string;
+                "fileId[in]"?: components["parameters"]["filter.fileId.in"];
                 /** @description Filter taskId with eq. */
-                "taskId[eq]"?: string;
+                "taskId[eq]"?: components["parameters"]["filter.taskId.eq"];
                 /** @description Filter taskId with in. */
-                "taskId[in]"?: string;
+                "taskId[in]"?: components["parameters"]["filter.taskId.in"];
                 /** @description Filter videoTimeSeconds with eq. */
-                "videoTimeSeconds[eq]"?: number;
+                "videoTimeSeconds[eq]"?: components["parameters"]["filter.videoTimeSeconds.eq"];
                 /** @description Filter videoTimeSeconds with gt. */
-                "videoTimeSeconds[gt]"?: number;
+                "videoTimeSeconds[gt]"?: components["parameters"]["filter.videoTimeSeconds.gt"];
                 /** @description Filter videoTimeSeconds with gte. */
-                "videoTimeSeconds[gte]"?: number;
+                "videoTimeSeconds[gte]"?: components["parameters"]["filter.videoTimeSeconds.gte"];
                 /** @description Filter videoTimeSeconds with lt. */
-                "videoTimeSeconds[lt]"?: number;
+                "videoTimeSeconds[lt]"?: components["parameters"]["filter.videoTimeSeconds.lt"];
                 /** @description Filter videoTimeSeconds with lte. */
-                "videoTimeSeconds[lte]"?: number;
+                "videoTimeSeconds[lte]"?: components["parameters"]["filter.videoTimeSeconds.lte"];
                 /** @description Filter videoTimeSeconds with null. */
-                "videoTimeSeconds[null]"?: boolean;
+                "videoTimeSeconds[null]"?: components["parameters"]["filter.videoTimeSeconds.null"];
                 /** @description Filter videoTimeSeconds with notNull. */
-                "videoTimeSeconds[notNull]"?: boolean;
+                "videoTimeSeconds[notNull]"?: components["parameters"]["filter.videoTimeSeconds.notNull"];
                 /** @description Filter type with eq. */
-                "type[eq]"?: string;
+                "type[eq]"?: components["parameters"]["filter.type.eq"];
                 /** @description Filter type with in. */
-                "type[in]"?: string;
+                "type[in]"?: components["parameters"]["filter.type.in"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
             };
             header?: never;
             path?: never;
@@ -16236,27 +16755,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of annotations. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Annotation"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["AnnotationPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16285,7 +16784,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "image" | "video";
-                    fileId: string;
+                    fileId: components["schemas"]["Id"];
                     position?: {
                         /** @enum {string} */
                         shape?: "POINT" | "RECTANGLE" | "OVAL";
@@ -16299,19 +16798,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created annotation. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Annotation"];
-                };
-            };
+            201: components["responses"]["AnnotationCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16334,25 +16821,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The annotation. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Annotation"];
-                };
-            };
+            200: components["responses"]["Annotation"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16369,7 +16844,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -16411,7 +16886,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -16436,19 +16911,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated annotation. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Annotation"];
-                };
-            };
+            200: components["responses"]["Annotation"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16471,86 +16934,86 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default -createdAt. */
-                sort?: "annotationId" | "-annotationId" | "authorId" | "-authorId" | "chatId" | "-chatId" | "createdAt" | "-createdAt" | "documentId" | "-documentId" | "fileId" | "-fileId" | "isEdited" | "-isEdited" | "parentMessageId" | "-parentMessageId" | "purgeAt" | "-purgeAt" | "sharedDocumentId" | "-sharedDocumentId" | "subtype" | "-subtype" | "taskId" | "-taskId" | "type" | "-type" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Message"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter purgeAt with null. */
-                "purgeAt[null]"?: boolean;
+                "purgeAt[null]"?: components["parameters"]["filter.purgeAt.null"];
                 /** @description Filter purgeAt with notNull. */
-                "purgeAt[notNull]"?: boolean;
+                "purgeAt[notNull]"?: components["parameters"]["filter.purgeAt.notNull"];
                 /** @description Filter purgeAt with gt. */
-                "purgeAt[gt]"?: string;
+                "purgeAt[gt]"?: components["parameters"]["filter.purgeAt.gt"];
                 /** @description Filter purgeAt with gte. */
-                "purgeAt[gte]"?: string;
+                "purgeAt[gte]"?: components["parameters"]["filter.purgeAt.gte"];
                 /** @description Filter purgeAt with lt. */
-                "purgeAt[lt]"?: string;
+                "purgeAt[lt]"?: components["parameters"]["filter.purgeAt.lt"];
                 /** @description Filter purgeAt with lte. */
-                "purgeAt[lte]"?: string;
+                "purgeAt[lte]"?: components["parameters"]["filter.purgeAt.lte"];
                 /** @description Filter authorId with eq. */
-                "authorId[eq]"?: string;
+                "authorId[eq]"?: components["parameters"]["filter.authorId.eq"];
                 /** @description Filter authorId with in. */
-                "authorId[in]"?: string;
+                "authorId[in]"?: components["parameters"]["filter.authorId.in"];
                 /** @description Filter chatId with eq. */
-                "chatId[eq]"?: string;
+                "chatId[eq]"?: components["parameters"]["filter.chatId.eq"];
                 /** @description Filter chatId with in. */
-                "chatId[in]"?: string;
+                "chatId[in]"?: components["parameters"]["filter.chatId.in"];
                 /** @description Filter taskId with eq. */
-                "taskId[eq]"?: string;
+                "taskId[eq]"?: components["parameters"]["filter.taskId.eq"];
                 /** @description Filter taskId with in. */
-                "taskId[in]"?: string;
+                "taskId[in]"?: components["parameters"]["filter.taskId.in"];
                 /** @description Filter documentId with eq. */
-                "documentId[eq]"?: string;
+                "documentId[eq]"?: components["parameters"]["filter.documentId.eq"];
                 /** @description Filter documentId with in. */
-                "documentId[in]"?: string;
+                "documentId[in]"?: components["parameters"]["filter.documentId.in"];
                 /** @description Filter fileId with eq. */
-                "fileId[eq]"?: string;
+                "fileId[eq]"?: components["parameters"]["filter.fileId.eq"];
                 /** @description Filter fileId with in. */
-                "fileId[in]"?: string;
+                "fileId[in]"?: components["parameters"]["filter.fileId.in"];
                 /** @description Filter annotationId with eq. */
-                "annotationId[eq]"?: string;
+                "annotationId[eq]"?: components["parameters"]["filter.annotationId.eq"];
                 /** @description Filter annotationId with in. */
-                "annotationId[in]"?: string;
+                "annotationId[in]"?: components["parameters"]["filter.annotationId.in"];
                 /** @description Filter parentMessageId with eq. */
-                "parentMessageId[eq]"?: string;
+                "parentMessageId[eq]"?: components["parameters"]["filter.parentMessageId.eq"];
                 /** @description Filter parentMessageId with in. */
-                "parentMessageId[in]"?: string;
+                "parentMessageId[in]"?: components["parameters"]["filter.parentMessageId.in"];
                 /** @description Filter sharedDocumentId with eq. */
-                "sharedDocumentId[eq]"?: string;
+                "sharedDocumentId[eq]"?: components["parameters"]["filter.sharedDocumentId.eq"];
                 /** @description Filter sharedDocumentId with in. */
-                "sharedDocumentId[in]"?: string;
+                "sharedDocumentId[in]"?: components["parameters"]["filter.sharedDocumentId.in"];
                 /** @description Filter type with eq. */
-                "type[eq]"?: string;
+                "type[eq]"?: components["parameters"]["filter.type.eq"];
                 /** @description Filter type with in. */
-                "type[in]"?: string;
+                "type[in]"?: components["parameters"]["filter.type.in"];
                 /** @description Filter subtype with eq. */
-                "subtype[eq]"?: string;
+                "subtype[eq]"?: components["parameters"]["filter.subtype.eq"];
                 /** @description Filter subtype with in. */
-                "subtype[in]"?: string;
+                "subtype[in]"?: components["parameters"]["filter.subtype.in"];
                 /** @description Filter subtype with null. */
-                "subtype[null]"?: boolean;
+                "subtype[null]"?: components["parameters"]["filter.subtype.null"];
                 /** @description Filter subtype with notNull. */
-                "subtype[notNull]"?: boolean;
+                "subtype[notNull]"?: components["parameters"]["filter.subtype.notNull"];
                 /** @description Filter isEdited with eq. */
-                "isEdited[eq]"?: boolean;
+                "isEdited[eq]"?: components["parameters"]["filter.isEdited.eq"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
             };
             header?: never;
             path?: never;
@@ -16558,27 +17021,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of messages. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Message"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["MessagePage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16611,33 +17054,21 @@ export interface operations {
                     type?: "text" | "gif" | "document" | "audio";
                     hideLinkPreview?: boolean;
                     audioDuration?: number | null;
-                    sharedDocumentId?: string | null;
-                    tagged?: string[];
-                    files?: string[];
-                    chatId?: string | null;
-                    taskId?: string | null;
-                    documentId?: string | null;
-                    fileId?: string | null;
-                    annotationId?: string | null;
-                    parentMessageId?: string | null;
-                    recipientMemberId?: string | null;
+                    sharedDocumentId?: components["schemas"]["Id"] | null;
+                    tagged?: components["schemas"]["Id"][];
+                    files?: components["schemas"]["Id"][];
+                    chatId?: components["schemas"]["Id"] | null;
+                    taskId?: components["schemas"]["Id"] | null;
+                    documentId?: components["schemas"]["Id"] | null;
+                    fileId?: components["schemas"]["Id"] | null;
+                    annotationId?: components["schemas"]["Id"] | null;
+                    parentMessageId?: components["schemas"]["Id"] | null;
+                    recipientMemberId?: components["schemas"]["Id"] | null;
                 };
             };
         };
         responses: {
-            /** @description The created message. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Message"];
-                };
-            };
+            201: components["responses"]["MessageCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16660,25 +17091,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The message. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Message"];
-                };
-            };
+            200: components["responses"]["Message"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16695,7 +17114,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -16737,7 +17156,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -16746,7 +17165,7 @@ export interface operations {
                 "application/json": {
                     text?: string | null;
                     hideLinkPreview?: boolean;
-                    files?: string[];
+                    files?: components["schemas"]["Id"][];
                     /**
                      * Format: date-time
                      * @description The updatedAt you last read: 409 stale_write when the record changed since.
@@ -16756,19 +17175,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated message. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Message"];
-                };
-            };
+            200: components["responses"]["Message"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16794,25 +17201,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The restored message. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Message"];
-                };
-            };
+            200: components["responses"]["Message"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16838,31 +17233,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Message.files"];
         responses: {
-            /** @description The message after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Message"];
-                };
-            };
+            200: components["responses"]["Message"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16889,31 +17266,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Message.files"];
         responses: {
-            /** @description The message after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Message"];
-                };
-            };
+            200: components["responses"]["Message"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16940,31 +17299,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["Message.files"];
         responses: {
-            /** @description The message after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Message"];
-                };
-            };
+            200: components["responses"]["Message"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -16988,38 +17329,38 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default createdAt (-updatedAt without projectId). */
-                sort?: "createdAt" | "-createdAt" | "createdById" | "-createdById" | "isDefault" | "-isDefault" | "isShared" | "-isShared" | "name" | "-name" | "projectId" | "-projectId" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.ProjectDashboard"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter isShared with eq. */
-                "isShared[eq]"?: boolean;
+                "isShared[eq]"?: components["parameters"]["filter.isShared.eq"];
                 /** @description Filter isDefault with eq. */
-                "isDefault[eq]"?: boolean;
+                "isDefault[eq]"?: components["parameters"]["filter.isDefault.eq"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
                 /** @description Filter createdById with eq. */
-                "createdById[eq]"?: string;
+                "createdById[eq]"?: components["parameters"]["filter.createdById.eq"];
                 /** @description Filter createdById with in. */
-                "createdById[in]"?: string;
+                "createdById[in]"?: components["parameters"]["filter.createdById.in"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
             };
             header?: never;
             path?: never;
@@ -17027,27 +17368,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of project-dashboards. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ProjectDashboard"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["ProjectDashboardPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17075,11 +17396,11 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    projectId?: string;
+                    projectId?: components["schemas"]["Id"];
                     isShared?: boolean;
                     isDefault?: boolean;
                     widgets?: {
-                        id?: string;
+                        id?: components["schemas"]["Id"];
                         /** @enum {string} */
                         type: "tasks" | "chart" | "text" | "timeline" | "members" | "files" | "documents" | "milestones" | "embed";
                         title?: string | null;
@@ -17091,19 +17412,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created projectDashboard. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProjectDashboard"];
-                };
-            };
+            201: components["responses"]["ProjectDashboardCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17126,25 +17435,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The projectDashboard. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProjectDashboard"];
-                };
-            };
+            200: components["responses"]["ProjectDashboard"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17161,7 +17458,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -17203,7 +17500,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -17214,7 +17511,7 @@ export interface operations {
                     isShared?: boolean;
                     isDefault?: boolean;
                     widgets?: {
-                        id?: string;
+                        id?: components["schemas"]["Id"];
                         /** @enum {string} */
                         type: "tasks" | "chart" | "text" | "timeline" | "members" | "files" | "documents" | "milestones" | "embed";
                         title?: string | null;
@@ -17231,19 +17528,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated projectDashboard. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProjectDashboard"];
-                };
-            };
+            200: components["responses"]["ProjectDashboard"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17266,38 +17551,38 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default date (-updatedAt without projectId). */
-                sort?: "createdAt" | "-createdAt" | "date" | "-date" | "taskId" | "-taskId" | "type" | "-type" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Reminder"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter taskId with eq. */
-                "taskId[eq]"?: string;
+                "taskId[eq]"?: components["parameters"]["filter.taskId.eq"];
                 /** @description Filter taskId with in. */
-                "taskId[in]"?: string;
+                "taskId[in]"?: components["parameters"]["filter.taskId.in"];
                 /** @description Filter type with eq. */
-                "type[eq]"?: string;
+                "type[eq]"?: components["parameters"]["filter.type.eq"];
                 /** @description Filter type with in. */
-                "type[in]"?: string;
+                "type[in]"?: components["parameters"]["filter.type.in"];
                 /** @description Filter date with eq. */
-                "date[eq]"?: string;
+                "date[eq]"?: components["parameters"]["filter.date.eq"];
                 /** @description Filter date with gt. */
-                "date[gt]"?: string;
+                "date[gt]"?: components["parameters"]["filter.date.gt"];
                 /** @description Filter date with gte. */
-                "date[gte]"?: string;
+                "date[gte]"?: components["parameters"]["filter.date.gte"];
                 /** @description Filter date with lt. */
-                "date[lt]"?: string;
+                "date[lt]"?: components["parameters"]["filter.date.lt"];
                 /** @description Filter date with lte. */
-                "date[lte]"?: string;
+                "date[lte]"?: components["parameters"]["filter.date.lte"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
             };
             header?: never;
             path?: never;
@@ -17305,27 +17590,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of reminders. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Reminder"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["ReminderPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17352,28 +17617,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** Format: date-time */
-                    date: string;
-                    taskId: string;
+                    date: components["schemas"]["DateTime"];
+                    taskId: components["schemas"]["Id"];
                     /** @enum {string} */
                     type?: "custom" | "overdue";
                 };
             };
         };
         responses: {
-            /** @description The created reminder. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Reminder"];
-                };
-            };
+            201: components["responses"]["ReminderCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17396,25 +17648,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The reminder. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Reminder"];
-                };
-            };
+            200: components["responses"]["Reminder"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17431,7 +17671,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -17473,15 +17713,14 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
                 "application/json": {
-                    /** Format: date-time */
-                    date?: string;
+                    date?: components["schemas"]["DateTime"];
                     /**
                      * Format: date-time
                      * @description The updatedAt you last read: 409 stale_write when the record changed since.
@@ -17491,19 +17730,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated reminder. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Reminder"];
-                };
-            };
+            200: components["responses"]["Reminder"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17526,47 +17753,47 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default createdAt. */
-                sort?: "automation" | "-automation" | "createdAt" | "-createdAt" | "createdById" | "-createdById" | "docAccessType" | "-docAccessType" | "name" | "-name" | "projectId" | "-projectId" | "purgeAt" | "-purgeAt" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Form"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter purgeAt with null. */
-                "purgeAt[null]"?: boolean;
+                "purgeAt[null]"?: components["parameters"]["filter.purgeAt.null"];
                 /** @description Filter purgeAt with notNull. */
-                "purgeAt[notNull]"?: boolean;
+                "purgeAt[notNull]"?: components["parameters"]["filter.purgeAt.notNull"];
                 /** @description Filter purgeAt with gt. */
-                "purgeAt[gt]"?: string;
+                "purgeAt[gt]"?: components["parameters"]["filter.purgeAt.gt"];
                 /** @description Filter purgeAt with gte. */
-                "purgeAt[gte]"?: string;
+                "purgeAt[gte]"?: components["parameters"]["filter.purgeAt.gte"];
                 /** @description Filter purgeAt with lt. */
-                "purgeAt[lt]"?: string;
+                "purgeAt[lt]"?: components["parameters"]["filter.purgeAt.lt"];
                 /** @description Filter purgeAt with lte. */
-                "purgeAt[lte]"?: string;
+                "purgeAt[lte]"?: components["parameters"]["filter.purgeAt.lte"];
                 /** @description Filter automation with eq. */
-                "automation[eq]"?: string;
+                "automation[eq]"?: components["parameters"]["filter.automation.eq"];
                 /** @description Filter automation with in. */
-                "automation[in]"?: string;
+                "automation[in]"?: components["parameters"]["filter.automation.in"];
                 /** @description Filter docAccessType with eq. */
-                "docAccessType[eq]"?: string;
+                "docAccessType[eq]"?: components["parameters"]["filter.docAccessType.eq"];
                 /** @description Filter docAccessType with in. */
-                "docAccessType[in]"?: string;
+                "docAccessType[in]"?: components["parameters"]["filter.docAccessType.in"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
                 /** @description Filter createdById with eq. */
-                "createdById[eq]"?: string;
+                "createdById[eq]"?: components["parameters"]["filter.createdById.eq"];
                 /** @description Filter createdById with in. */
-                "createdById[in]"?: string;
+                "createdById[in]"?: components["parameters"]["filter.createdById.in"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
             };
             header?: never;
             path?: never;
@@ -17574,27 +17801,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of forms. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Form"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["FormPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17626,8 +17833,8 @@ export interface operations {
                         description?: string | null;
                     };
                     automation?: ("task" | "doc" | "message" | "checkin") | null;
-                    targetStatusId?: string | null;
-                    targetListId?: string | null;
+                    targetStatusId?: components["schemas"]["Id"] | null;
+                    targetListId?: components["schemas"]["Id"] | null;
                     afterSubmit?: {
                         heading: string;
                         body_text: string;
@@ -17642,9 +17849,9 @@ export interface operations {
                     /** @enum {string} */
                     docAccessType?: "public" | "limited" | "private";
                     isShared?: boolean;
-                    projectId?: string | null;
+                    projectId?: components["schemas"]["Id"] | null;
                     fields: {
-                        id?: string;
+                        id?: components["schemas"]["Id"];
                         /** @enum {string} */
                         type?: "shortText" | "longText" | "singleChoice" | "multipleChoice" | "date" | "number" | "email" | "file" | "rating";
                         title?: string;
@@ -17656,19 +17863,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created form. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Form"];
-                };
-            };
+            201: components["responses"]["FormCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17691,25 +17886,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The form. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Form"];
-                };
-            };
+            200: components["responses"]["Form"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17726,7 +17909,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -17768,7 +17951,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -17780,8 +17963,8 @@ export interface operations {
                         description?: string | null;
                     };
                     automation?: ("task" | "doc" | "message" | "checkin") | null;
-                    targetStatusId?: string | null;
-                    targetListId?: string | null;
+                    targetStatusId?: components["schemas"]["Id"] | null;
+                    targetListId?: components["schemas"]["Id"] | null;
                     afterSubmit?: {
                         heading: string;
                         body_text: string;
@@ -17796,9 +17979,9 @@ export interface operations {
                     /** @enum {string} */
                     docAccessType?: "public" | "limited" | "private";
                     isShared?: boolean;
-                    projectId?: string | null;
+                    projectId?: components["schemas"]["Id"] | null;
                     fields?: {
-                        id?: string;
+                        id?: components["schemas"]["Id"];
                         /** @enum {string} */
                         type?: "shortText" | "longText" | "singleChoice" | "multipleChoice" | "date" | "number" | "email" | "file" | "rating";
                         title?: string;
@@ -17815,19 +17998,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated form. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Form"];
-                };
-            };
+            200: components["responses"]["Form"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17853,25 +18024,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The restored form. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Form"];
-                };
-            };
+            200: components["responses"]["Form"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17894,45 +18053,45 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default name. */
-                sort?: "createdAt" | "-createdAt" | "name" | "-name" | "projectId" | "-projectId" | "type" | "-type" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.CustomField"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter type with eq. */
-                "type[eq]"?: string;
+                "type[eq]"?: components["parameters"]["filter.type.eq"];
                 /** @description Filter type with in. */
-                "type[in]"?: string;
+                "type[in]"?: components["parameters"]["filter.type.in"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
                 /** @description Filter projectId with null. */
-                "projectId[null]"?: boolean;
+                "projectId[null]"?: components["parameters"]["filter.projectId.null"];
                 /** @description Filter projectId with notNull. */
-                "projectId[notNull]"?: boolean;
+                "projectId[notNull]"?: components["parameters"]["filter.projectId.notNull"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
             };
             header?: never;
             path?: never;
@@ -17940,27 +18099,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of custom-fields. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["CustomField"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["CustomFieldPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -17992,28 +18131,16 @@ export interface operations {
                     type: "text" | "number" | "date" | "dropdown" | "checkbox" | "url" | "email";
                     description?: string | null;
                     options?: {
-                        id?: string;
+                        id?: components["schemas"]["Id"];
                         label: string;
                         color?: string | null;
                     }[];
-                    projectId?: string | null;
+                    projectId?: components["schemas"]["Id"] | null;
                 };
             };
         };
         responses: {
-            /** @description The created customField. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CustomField"];
-                };
-            };
+            201: components["responses"]["CustomFieldCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18036,25 +18163,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The customField. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CustomField"];
-                };
-            };
+            200: components["responses"]["CustomField"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18071,7 +18186,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -18113,7 +18228,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -18123,7 +18238,7 @@ export interface operations {
                     name?: string;
                     description?: string | null;
                     options?: {
-                        id?: string;
+                        id?: components["schemas"]["Id"];
                         label: string;
                         color?: string | null;
                     }[];
@@ -18136,19 +18251,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated customField. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CustomField"];
-                };
-            };
+            200: components["responses"]["CustomField"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18171,72 +18274,72 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default -createdAt. */
-                sort?: "createdAt" | "-createdAt" | "createdById" | "-createdById" | "endAt" | "-endAt" | "frequency" | "-frequency" | "paused" | "-paused" | "projectId" | "-projectId" | "question" | "-question" | "startAt" | "-startAt" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.CheckInRequest"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter question with eq. */
-                "question[eq]"?: string;
+                "question[eq]"?: components["parameters"]["filter.question.eq"];
                 /** @description Filter question with contains. */
-                "question[contains]"?: string;
+                "question[contains]"?: components["parameters"]["filter.question.contains"];
                 /** @description Filter question with startsWith. */
-                "question[startsWith]"?: string;
+                "question[startsWith]"?: components["parameters"]["filter.question.startsWith"];
                 /** @description Filter frequency with eq. */
-                "frequency[eq]"?: string;
+                "frequency[eq]"?: components["parameters"]["filter.frequency.eq"];
                 /** @description Filter frequency with in. */
-                "frequency[in]"?: string;
+                "frequency[in]"?: components["parameters"]["filter.frequency.in"];
                 /** @description Filter paused with eq. */
-                "paused[eq]"?: boolean;
+                "paused[eq]"?: components["parameters"]["filter.paused.eq"];
                 /** @description Filter startAt with gt. */
-                "startAt[gt]"?: string;
+                "startAt[gt]"?: components["parameters"]["filter.startAt.gt"];
                 /** @description Filter startAt with gte. */
-                "startAt[gte]"?: string;
+                "startAt[gte]"?: components["parameters"]["filter.startAt.gte"];
                 /** @description Filter startAt with lt. */
-                "startAt[lt]"?: string;
+                "startAt[lt]"?: components["parameters"]["filter.startAt.lt"];
                 /** @description Filter startAt with lte. */
-                "startAt[lte]"?: string;
+                "startAt[lte]"?: components["parameters"]["filter.startAt.lte"];
                 /** @description Filter endAt with null. */
-                "endAt[null]"?: boolean;
+                "endAt[null]"?: components["parameters"]["filter.endAt.null"];
                 /** @description Filter endAt with notNull. */
-                "endAt[notNull]"?: boolean;
+                "endAt[notNull]"?: components["parameters"]["filter.endAt.notNull"];
                 /** @description Filter endAt with gt. */
-                "endAt[gt]"?: string;
+                "endAt[gt]"?: components["parameters"]["filter.endAt.gt"];
                 /** @description Filter endAt with gte. */
-                "endAt[gte]"?: string;
+                "endAt[gte]"?: components["parameters"]["filter.endAt.gte"];
                 /** @description Filter endAt with lt. */
-                "endAt[lt]"?: string;
+                "endAt[lt]"?: components["parameters"]["filter.endAt.lt"];
                 /** @description Filter endAt with lte. */
-                "endAt[lte]"?: string;
+                "endAt[lte]"?: components["parameters"]["filter.endAt.lte"];
                 /** @description Filter createdById with eq. */
-                "createdById[eq]"?: string;
+                "createdById[eq]"?: components["parameters"]["filter.createdById.eq"];
                 /** @description Filter createdById with in. */
-                "createdById[in]"?: string;
+                "createdById[in]"?: components["parameters"]["filter.createdById.in"];
                 /** @description Filter assigneeId with eq. */
-                "assigneeId[eq]"?: string;
+                "assigneeId[eq]"?: components["parameters"]["filter.assigneeId.eq"];
                 /** @description Filter assigneeId with in. */
-                "assigneeId[in]"?: string;
+                "assigneeId[in]"?: components["parameters"]["filter.assigneeId.in"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
             };
             header?: never;
             path?: never;
@@ -18244,27 +18347,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of check-in-requests. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["CheckInRequest"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["CheckInRequestPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18292,31 +18375,18 @@ export interface operations {
             content: {
                 "application/json": {
                     question: string;
-                    projectId?: string;
+                    projectId?: components["schemas"]["Id"];
                     /** @enum {string} */
                     frequency?: "once" | "daily" | "weekdays" | "weekly" | "biweekly" | "monthly";
-                    /** Format: date-time */
-                    startAt: string;
-                    endAt?: string | null;
+                    startAt: components["schemas"]["DateTime"];
+                    endAt?: components["schemas"]["DateTime"] | null;
                     paused?: boolean;
-                    assignees?: string[];
+                    assignees?: components["schemas"]["Id"][];
                 };
             };
         };
         responses: {
-            /** @description The created checkInRequest. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckInRequest"];
-                };
-            };
+            201: components["responses"]["CheckInRequestCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18339,25 +18409,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The checkInRequest. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckInRequest"];
-                };
-            };
+            200: components["responses"]["CheckInRequest"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18374,7 +18432,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -18416,7 +18474,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -18426,11 +18484,10 @@ export interface operations {
                     question?: string;
                     /** @enum {string} */
                     frequency?: "once" | "daily" | "weekdays" | "weekly" | "biweekly" | "monthly";
-                    /** Format: date-time */
-                    startAt?: string;
-                    endAt?: string | null;
+                    startAt?: components["schemas"]["DateTime"];
+                    endAt?: components["schemas"]["DateTime"] | null;
                     paused?: boolean;
-                    assignees?: string[];
+                    assignees?: components["schemas"]["Id"][];
                     /**
                      * Format: date-time
                      * @description The updatedAt you last read: 409 stale_write when the record changed since.
@@ -18440,19 +18497,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated checkInRequest. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckInRequest"];
-                };
-            };
+            200: components["responses"]["CheckInRequest"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18478,31 +18523,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["CheckInRequest.assignees"];
         responses: {
-            /** @description The checkInRequest after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckInRequest"];
-                };
-            };
+            200: components["responses"]["CheckInRequest"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18529,31 +18556,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["CheckInRequest.assignees"];
         responses: {
-            /** @description The checkInRequest after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckInRequest"];
-                };
-            };
+            200: components["responses"]["CheckInRequest"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18580,31 +18589,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["CheckInRequest.assignees"];
         responses: {
-            /** @description The checkInRequest after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckInRequest"];
-                };
-            };
+            200: components["responses"]["CheckInRequest"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18628,62 +18619,62 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default -createdAt. */
-                sort?: "checkInRequestId" | "-checkInRequestId" | "createdAt" | "-createdAt" | "createdById" | "-createdById" | "health" | "-health" | "projectId" | "-projectId" | "text" | "-text" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.CheckIn"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter text with contains. */
-                "text[contains]"?: string;
+                "text[contains]"?: components["parameters"]["filter.text.contains"];
                 /** @description Filter health with eq. */
-                "health[eq]"?: string;
+                "health[eq]"?: components["parameters"]["filter.health.eq"];
                 /** @description Filter health with in. */
-                "health[in]"?: string;
+                "health[in]"?: components["parameters"]["filter.health.in"];
                 /** @description Filter health with null. */
-                "health[null]"?: boolean;
+                "health[null]"?: components["parameters"]["filter.health.null"];
                 /** @description Filter health with notNull. */
-                "health[notNull]"?: boolean;
+                "health[notNull]"?: components["parameters"]["filter.health.notNull"];
                 /** @description Filter checkInRequestId with eq. */
-                "checkInRequestId[eq]"?: string;
+                "checkInRequestId[eq]"?: components["parameters"]["filter.checkInRequestId.eq"];
                 /** @description Filter checkInRequestId with in. */
-                "checkInRequestId[in]"?: string;
+                "checkInRequestId[in]"?: components["parameters"]["filter.checkInRequestId.in"];
                 /** @description Filter checkInRequestId with null. */
-                "checkInRequestId[null]"?: boolean;
+                "checkInRequestId[null]"?: components["parameters"]["filter.checkInRequestId.null"];
                 /** @description Filter checkInRequestId with notNull. */
-                "checkInRequestId[notNull]"?: boolean;
+                "checkInRequestId[notNull]"?: components["parameters"]["filter.checkInRequestId.notNull"];
                 /** @description Filter createdById with eq. */
-                "createdById[eq]"?: string;
+                "createdById[eq]"?: components["parameters"]["filter.createdById.eq"];
                 /** @description Filter createdById with in. */
-                "createdById[in]"?: string;
+                "createdById[in]"?: components["parameters"]["filter.createdById.in"];
                 /** @description Filter assigneeId with eq. */
-                "assigneeId[eq]"?: string;
+                "assigneeId[eq]"?: components["parameters"]["filter.assigneeId.eq"];
                 /** @description Filter assigneeId with in. */
-                "assigneeId[in]"?: string;
+                "assigneeId[in]"?: components["parameters"]["filter.assigneeId.in"];
                 /** @description Filter subscriberId with eq. */
-                "subscriberId[eq]"?: string;
+                "subscriberId[eq]"?: components["parameters"]["filter.subscriberId.eq"];
                 /** @description Filter subscriberId with in. */
-                "subscriberId[in]"?: string;
+                "subscriberId[in]"?: components["parameters"]["filter.subscriberId.in"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
             };
             header?: never;
             path?: never;
@@ -18691,27 +18682,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of check-ins. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["CheckIn"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["CheckInPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18740,27 +18711,15 @@ export interface operations {
                 "application/json": {
                     text: string;
                     health?: ("onTrack" | "atRisk" | "offTrack") | null;
-                    projectId?: string;
-                    checkInRequestId?: string | null;
-                    assignees?: string[];
-                    subscribers?: string[];
+                    projectId?: components["schemas"]["Id"];
+                    checkInRequestId?: components["schemas"]["Id"] | null;
+                    assignees?: components["schemas"]["Id"][];
+                    subscribers?: components["schemas"]["Id"][];
                 };
             };
         };
         responses: {
-            /** @description The created checkIn. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckIn"];
-                };
-            };
+            201: components["responses"]["CheckInCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18783,25 +18742,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The checkIn. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckIn"];
-                };
-            };
+            200: components["responses"]["CheckIn"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18818,7 +18765,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -18860,7 +18807,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -18869,8 +18816,8 @@ export interface operations {
                 "application/json": {
                     text?: string;
                     health?: ("onTrack" | "atRisk" | "offTrack") | null;
-                    assignees?: string[];
-                    subscribers?: string[];
+                    assignees?: components["schemas"]["Id"][];
+                    subscribers?: components["schemas"]["Id"][];
                     /**
                      * Format: date-time
                      * @description The updatedAt you last read: 409 stale_write when the record changed since.
@@ -18880,19 +18827,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated checkIn. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckIn"];
-                };
-            };
+            200: components["responses"]["CheckIn"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18918,31 +18853,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["CheckIn.assignees"];
         responses: {
-            /** @description The checkIn after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckIn"];
-                };
-            };
+            200: components["responses"]["CheckIn"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -18969,31 +18886,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["CheckIn.assignees"];
         responses: {
-            /** @description The checkIn after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckIn"];
-                };
-            };
+            200: components["responses"]["CheckIn"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19020,31 +18919,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["CheckIn.assignees"];
         responses: {
-            /** @description The checkIn after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckIn"];
-                };
-            };
+            200: components["responses"]["CheckIn"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19071,31 +18952,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["CheckIn.subscribers"];
         responses: {
-            /** @description The checkIn after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckIn"];
-                };
-            };
+            200: components["responses"]["CheckIn"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19122,31 +18985,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["CheckIn.subscribers"];
         responses: {
-            /** @description The checkIn after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckIn"];
-                };
-            };
+            200: components["responses"]["CheckIn"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19173,31 +19018,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["CheckIn.subscribers"];
         responses: {
-            /** @description The checkIn after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckIn"];
-                };
-            };
+            200: components["responses"]["CheckIn"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19221,69 +19048,69 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default name. */
-                sort?: "createdAt" | "-createdAt" | "createdById" | "-createdById" | "endDate" | "-endDate" | "name" | "-name" | "startDate" | "-startDate" | "type" | "-type" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.ReportChart"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter type with eq. */
-                "type[eq]"?: string;
+                "type[eq]"?: components["parameters"]["filter.type.eq"];
                 /** @description Filter type with in. */
-                "type[in]"?: string;
+                "type[in]"?: components["parameters"]["filter.type.in"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
                 /** @description Filter createdById with eq. */
-                "createdById[eq]"?: string;
+                "createdById[eq]"?: components["parameters"]["filter.createdById.eq"];
                 /** @description Filter createdById with in. */
-                "createdById[in]"?: string;
+                "createdById[in]"?: components["parameters"]["filter.createdById.in"];
                 /** @description Filter startDate with null. */
-                "startDate[null]"?: boolean;
+                "startDate[null]"?: components["parameters"]["filter.startDate.null"];
                 /** @description Filter startDate with notNull. */
-                "startDate[notNull]"?: boolean;
+                "startDate[notNull]"?: components["parameters"]["filter.startDate.notNull"];
                 /** @description Filter startDate with gt. */
-                "startDate[gt]"?: string;
+                "startDate[gt]"?: components["parameters"]["filter.startDate.gt"];
                 /** @description Filter startDate with gte. */
-                "startDate[gte]"?: string;
+                "startDate[gte]"?: components["parameters"]["filter.startDate.gte"];
                 /** @description Filter startDate with lt. */
-                "startDate[lt]"?: string;
+                "startDate[lt]"?: components["parameters"]["filter.startDate.lt"];
                 /** @description Filter startDate with lte. */
-                "startDate[lte]"?: string;
+                "startDate[lte]"?: components["parameters"]["filter.startDate.lte"];
                 /** @description Filter endDate with null. */
-                "endDate[null]"?: boolean;
+                "endDate[null]"?: components["parameters"]["filter.endDate.null"];
                 /** @description Filter endDate with notNull. */
-                "endDate[notNull]"?: boolean;
+                "endDate[notNull]"?: components["parameters"]["filter.endDate.notNull"];
                 /** @description Filter endDate with gt. */
-                "endDate[gt]"?: string;
+                "endDate[gt]"?: components["parameters"]["filter.endDate.gt"];
                 /** @description Filter endDate with gte. */
-                "endDate[gte]"?: string;
+                "endDate[gte]"?: components["parameters"]["filter.endDate.gte"];
                 /** @description Filter endDate with lt. */
-                "endDate[lt]"?: string;
+                "endDate[lt]"?: components["parameters"]["filter.endDate.lt"];
                 /** @description Filter endDate with lte. */
-                "endDate[lte]"?: string;
+                "endDate[lte]"?: components["parameters"]["filter.endDate.lte"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
             };
             header?: never;
             path?: never;
@@ -19291,27 +19118,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of report-charts. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ReportChart"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["ReportChartPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19341,7 +19148,7 @@ export interface operations {
                     name: string;
                     /** @enum {string} */
                     type: "burndown" | "burnup" | "velocity" | "cumulativeFlow" | "workload" | "taskStatus";
-                    projects?: string[];
+                    projects?: components["schemas"]["Id"][];
                     startDate?: string | null;
                     endDate?: string | null;
                     options?: unknown | null;
@@ -19349,19 +19156,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created reportChart. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ReportChart"];
-                };
-            };
+            201: components["responses"]["ReportChartCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19384,25 +19179,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The reportChart. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ReportChart"];
-                };
-            };
+            200: components["responses"]["ReportChart"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19419,7 +19202,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -19461,7 +19244,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -19471,7 +19254,7 @@ export interface operations {
                     name?: string;
                     /** @enum {string} */
                     type?: "burndown" | "burnup" | "velocity" | "cumulativeFlow" | "workload" | "taskStatus";
-                    projects?: string[];
+                    projects?: components["schemas"]["Id"][];
                     startDate?: string | null;
                     endDate?: string | null;
                     options?: unknown | null;
@@ -19484,19 +19267,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated reportChart. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ReportChart"];
-                };
-            };
+            200: components["responses"]["ReportChart"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19522,31 +19293,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["ReportChart.projects"];
         responses: {
-            /** @description The reportChart after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ReportChart"];
-                };
-            };
+            200: components["responses"]["ReportChart"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19573,31 +19326,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["ReportChart.projects"];
         responses: {
-            /** @description The reportChart after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ReportChart"];
-                };
-            };
+            200: components["responses"]["ReportChart"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19624,31 +19359,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ids: string[];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["ReportChart.projects"];
         responses: {
-            /** @description The reportChart after the change. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ReportChart"];
-                };
-            };
+            200: components["responses"]["ReportChart"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19672,64 +19389,64 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default createdAt (-updatedAt without projectId). */
-                sort?: "active" | "-active" | "createdAt" | "-createdAt" | "frequency" | "-frequency" | "listId" | "-listId" | "name" | "-name" | "nextRunAt" | "-nextRunAt" | "projectId" | "-projectId" | "statusId" | "-statusId" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.RecurringRule"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter frequency with eq. */
-                "frequency[eq]"?: string;
+                "frequency[eq]"?: components["parameters"]["filter.frequency.eq"];
                 /** @description Filter frequency with in. */
-                "frequency[in]"?: string;
+                "frequency[in]"?: components["parameters"]["filter.frequency.in"];
                 /** @description Filter active with eq. */
-                "active[eq]"?: boolean;
+                "active[eq]"?: components["parameters"]["filter.active.eq"];
                 /** @description Filter nextRunAt with gt. */
-                "nextRunAt[gt]"?: string;
+                "nextRunAt[gt]"?: components["parameters"]["filter.nextRunAt.gt"];
                 /** @description Filter nextRunAt with gte. */
-                "nextRunAt[gte]"?: string;
+                "nextRunAt[gte]"?: components["parameters"]["filter.nextRunAt.gte"];
                 /** @description Filter nextRunAt with lt. */
-                "nextRunAt[lt]"?: string;
+                "nextRunAt[lt]"?: components["parameters"]["filter.nextRunAt.lt"];
                 /** @description Filter nextRunAt with lte. */
-                "nextRunAt[lte]"?: string;
+                "nextRunAt[lte]"?: components["parameters"]["filter.nextRunAt.lte"];
                 /** @description Filter nextRunAt with null. */
-                "nextRunAt[null]"?: boolean;
+                "nextRunAt[null]"?: components["parameters"]["filter.nextRunAt.null"];
                 /** @description Filter nextRunAt with notNull. */
-                "nextRunAt[notNull]"?: boolean;
+                "nextRunAt[notNull]"?: components["parameters"]["filter.nextRunAt.notNull"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
                 /** @description Filter listId with eq. */
-                "listId[eq]"?: string;
+                "listId[eq]"?: components["parameters"]["filter.listId.eq"];
                 /** @description Filter listId with in. */
-                "listId[in]"?: string;
+                "listId[in]"?: components["parameters"]["filter.listId.in"];
                 /** @description Filter statusId with eq. */
-                "statusId[eq]"?: string;
+                "statusId[eq]"?: components["parameters"]["filter.statusId.eq"];
                 /** @description Filter statusId with in. */
-                "statusId[in]"?: string;
+                "statusId[in]"?: components["parameters"]["filter.statusId.in"];
             };
             header?: never;
             path?: never;
@@ -19737,27 +19454,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of recurring-rules. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["RecurringRule"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["RecurringRulePage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19786,9 +19483,9 @@ export interface operations {
                 "application/json": {
                     name: string;
                     description?: string | null;
-                    projectId?: string;
-                    listId?: string | null;
-                    statusId?: string | null;
+                    projectId?: components["schemas"]["Id"];
+                    listId?: components["schemas"]["Id"] | null;
+                    statusId?: components["schemas"]["Id"] | null;
                     /** @enum {string} */
                     frequency: "daily" | "weekly" | "monthly" | "yearly";
                     interval?: number;
@@ -19803,19 +19500,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created recurringRule. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RecurringRule"];
-                };
-            };
+            201: components["responses"]["RecurringRuleCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19838,25 +19523,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The recurringRule. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RecurringRule"];
-                };
-            };
+            200: components["responses"]["RecurringRule"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19873,7 +19546,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -19915,7 +19588,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -19924,8 +19597,8 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string | null;
-                    listId?: string | null;
-                    statusId?: string | null;
+                    listId?: components["schemas"]["Id"] | null;
+                    statusId?: components["schemas"]["Id"] | null;
                     /** @enum {string} */
                     frequency?: "daily" | "weekly" | "monthly" | "yearly";
                     interval?: number;
@@ -19945,19 +19618,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated recurringRule. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RecurringRule"];
-                };
-            };
+            200: components["responses"]["RecurringRule"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -19980,33 +19641,33 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order. */
-                sort?: "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.GoalGroup"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
             };
             header?: never;
             path?: never;
@@ -20014,27 +19675,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of goal-groups. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["GoalGroup"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["GoalGroupPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20069,19 +19710,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created goalGroup. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GoalGroup"];
-                };
-            };
+            201: components["responses"]["GoalGroupCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20104,25 +19733,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The goalGroup. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GoalGroup"];
-                };
-            };
+            200: components["responses"]["GoalGroup"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20139,7 +19756,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -20181,7 +19798,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -20201,19 +19818,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated goalGroup. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GoalGroup"];
-                };
-            };
+            200: components["responses"]["GoalGroup"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20236,77 +19841,77 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default createdAt. */
-                sort?: "createdAt" | "-createdAt" | "dueDate" | "-dueDate" | "groupId" | "-groupId" | "name" | "-name" | "ownerId" | "-ownerId" | "startDate" | "-startDate" | "status" | "-status" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Goal"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter groupId with eq. */
-                "groupId[eq]"?: string;
+                "groupId[eq]"?: components["parameters"]["filter.groupId.eq"];
                 /** @description Filter groupId with in. */
-                "groupId[in]"?: string;
+                "groupId[in]"?: components["parameters"]["filter.groupId.in"];
                 /** @description Filter groupId with null. */
-                "groupId[null]"?: boolean;
+                "groupId[null]"?: components["parameters"]["filter.groupId.null"];
                 /** @description Filter groupId with notNull. */
-                "groupId[notNull]"?: boolean;
+                "groupId[notNull]"?: components["parameters"]["filter.groupId.notNull"];
                 /** @description Filter ownerId with eq. */
-                "ownerId[eq]"?: string;
+                "ownerId[eq]"?: components["parameters"]["filter.ownerId.eq"];
                 /** @description Filter ownerId with in. */
-                "ownerId[in]"?: string;
+                "ownerId[in]"?: components["parameters"]["filter.ownerId.in"];
                 /** @description Filter ownerId with null. */
-                "ownerId[null]"?: boolean;
+                "ownerId[null]"?: components["parameters"]["filter.ownerId.null"];
                 /** @description Filter ownerId with notNull. */
-                "ownerId[notNull]"?: boolean;
+                "ownerId[notNull]"?: components["parameters"]["filter.ownerId.notNull"];
                 /** @description Filter status with eq. */
-                "status[eq]"?: string;
+                "status[eq]"?: components["parameters"]["filter.status.eq"];
                 /** @description Filter status with in. */
-                "status[in]"?: string;
+                "status[in]"?: components["parameters"]["filter.status.in"];
                 /** @description Filter startDate with null. */
-                "startDate[null]"?: boolean;
+                "startDate[null]"?: components["parameters"]["filter.startDate.null"];
                 /** @description Filter startDate with notNull. */
-                "startDate[notNull]"?: boolean;
+                "startDate[notNull]"?: components["parameters"]["filter.startDate.notNull"];
                 /** @description Filter startDate with gt. */
-                "startDate[gt]"?: string;
+                "startDate[gt]"?: components["parameters"]["filter.startDate.gt"];
                 /** @description Filter startDate with gte. */
-                "startDate[gte]"?: string;
+                "startDate[gte]"?: components["parameters"]["filter.startDate.gte"];
                 /** @description Filter startDate with lt. */
-                "startDate[lt]"?: string;
+                "startDate[lt]"?: components["parameters"]["filter.startDate.lt"];
                 /** @description Filter startDate with lte. */
-                "startDate[lte]"?: string;
+                "startDate[lte]"?: components["parameters"]["filter.startDate.lte"];
                 /** @description Filter dueDate with null. */
-                "dueDate[null]"?: boolean;
+                "dueDate[null]"?: components["parameters"]["filter.dueDate.null"];
                 /** @description Filter dueDate with notNull. */
-                "dueDate[notNull]"?: boolean;
+                "dueDate[notNull]"?: components["parameters"]["filter.dueDate.notNull"];
                 /** @description Filter dueDate with gt. */
-                "dueDate[gt]"?: string;
+                "dueDate[gt]"?: components["parameters"]["filter.dueDate.gt"];
                 /** @description Filter dueDate with gte. */
-                "dueDate[gte]"?: string;
+                "dueDate[gte]"?: components["parameters"]["filter.dueDate.gte"];
                 /** @description Filter dueDate with lt. */
-                "dueDate[lt]"?: string;
+                "dueDate[lt]"?: components["parameters"]["filter.dueDate.lt"];
                 /** @description Filter dueDate with lte. */
-                "dueDate[lte]"?: string;
+                "dueDate[lte]"?: components["parameters"]["filter.dueDate.lte"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
             };
             header?: never;
             path?: never;
@@ -20314,27 +19919,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of goals. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Goal"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["GoalPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20363,8 +19948,8 @@ export interface operations {
                 "application/json": {
                     name: string;
                     description?: string | null;
-                    groupId?: string | null;
-                    ownerId?: string | null;
+                    groupId?: components["schemas"]["Id"] | null;
+                    ownerId?: components["schemas"]["Id"] | null;
                     /** @enum {string} */
                     status?: "onTrack" | "atRisk" | "offTrack" | "achieved";
                     startValue?: number;
@@ -20377,19 +19962,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created goal. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Goal"];
-                };
-            };
+            201: components["responses"]["GoalCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20412,25 +19985,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The goal. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Goal"];
-                };
-            };
+            200: components["responses"]["Goal"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20447,7 +20008,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -20489,7 +20050,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -20498,8 +20059,8 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string | null;
-                    groupId?: string | null;
-                    ownerId?: string | null;
+                    groupId?: components["schemas"]["Id"] | null;
+                    ownerId?: components["schemas"]["Id"] | null;
                     /** @enum {string} */
                     status?: "onTrack" | "atRisk" | "offTrack" | "achieved";
                     startValue?: number;
@@ -20517,19 +20078,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated goal. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Goal"];
-                };
-            };
+            200: components["responses"]["Goal"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20552,66 +20101,66 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default -startAt. */
-                sort?: "billable" | "-billable" | "createdAt" | "-createdAt" | "durationSeconds" | "-durationSeconds" | "endAt" | "-endAt" | "memberId" | "-memberId" | "projectId" | "-projectId" | "startAt" | "-startAt" | "taskId" | "-taskId" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.TimeEntry"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter memberId with eq. */
-                "memberId[eq]"?: string;
+                "memberId[eq]"?: components["parameters"]["filter.memberId.eq"];
                 /** @description Filter memberId with in. */
-                "memberId[in]"?: string;
+                "memberId[in]"?: components["parameters"]["filter.memberId.in"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
                 /** @description Filter startAt with gt. */
-                "startAt[gt]"?: string;
+                "startAt[gt]"?: components["parameters"]["filter.startAt.gt"];
                 /** @description Filter startAt with gte. */
-                "startAt[gte]"?: string;
+                "startAt[gte]"?: components["parameters"]["filter.startAt.gte"];
                 /** @description Filter startAt with lt. */
-                "startAt[lt]"?: string;
+                "startAt[lt]"?: components["parameters"]["filter.startAt.lt"];
                 /** @description Filter startAt with lte. */
-                "startAt[lte]"?: string;
+                "startAt[lte]"?: components["parameters"]["filter.startAt.lte"];
                 /** @description Filter endAt with gt. */
-                "endAt[gt]"?: string;
+                "endAt[gt]"?: components["parameters"]["filter.endAt.gt"];
                 /** @description Filter endAt with gte. */
-                "endAt[gte]"?: string;
+                "endAt[gte]"?: components["parameters"]["filter.endAt.gte"];
                 /** @description Filter endAt with lt. */
-                "endAt[lt]"?: string;
+                "endAt[lt]"?: components["parameters"]["filter.endAt.lt"];
                 /** @description Filter endAt with lte. */
-                "endAt[lte]"?: string;
+                "endAt[lte]"?: components["parameters"]["filter.endAt.lte"];
                 /** @description Filter durationSeconds with gt. */
-                "durationSeconds[gt]"?: number;
+                "durationSeconds[gt]"?: components["parameters"]["filter.durationSeconds.gt"];
                 /** @description Filter durationSeconds with gte. */
-                "durationSeconds[gte]"?: number;
+                "durationSeconds[gte]"?: components["parameters"]["filter.durationSeconds.gte"];
                 /** @description Filter durationSeconds with lt. */
-                "durationSeconds[lt]"?: number;
+                "durationSeconds[lt]"?: components["parameters"]["filter.durationSeconds.lt"];
                 /** @description Filter durationSeconds with lte. */
-                "durationSeconds[lte]"?: number;
+                "durationSeconds[lte]"?: components["parameters"]["filter.durationSeconds.lte"];
                 /** @description Filter billable with eq. */
-                "billable[eq]"?: boolean;
+                "billable[eq]"?: components["parameters"]["filter.billable.eq"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
                 /** @description Filter taskId with eq. */
-                "taskId[eq]"?: string;
+                "taskId[eq]"?: components["parameters"]["filter.taskId.eq"];
                 /** @description Filter taskId with in. */
-                "taskId[in]"?: string;
+                "taskId[in]"?: components["parameters"]["filter.taskId.in"];
             };
             header?: never;
             path?: never;
@@ -20619,27 +20168,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of time-entries. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["TimeEntry"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["TimeEntryPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20666,30 +20195,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    taskId: string;
-                    /** Format: date-time */
-                    startAt: string;
-                    /** Format: date-time */
-                    endAt: string;
+                    taskId: components["schemas"]["Id"];
+                    startAt: components["schemas"]["DateTime"];
+                    endAt: components["schemas"]["DateTime"];
                     description?: string | null;
                     billable?: boolean;
                 };
             };
         };
         responses: {
-            /** @description The created timeEntry. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TimeEntry"];
-                };
-            };
+            201: components["responses"]["TimeEntryCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20712,25 +20227,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The timeEntry. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TimeEntry"];
-                };
-            };
+            200: components["responses"]["TimeEntry"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20747,7 +20250,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -20789,17 +20292,15 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
                 "application/json": {
-                    /** Format: date-time */
-                    startAt?: string;
-                    /** Format: date-time */
-                    endAt?: string;
+                    startAt?: components["schemas"]["DateTime"];
+                    endAt?: components["schemas"]["DateTime"];
                     description?: string | null;
                     billable?: boolean;
                     /**
@@ -20811,19 +20312,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated timeEntry. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TimeEntry"];
-                };
-            };
+            200: components["responses"]["TimeEntry"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20846,29 +20335,29 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order. */
-                sort?: "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "portfolioId" | "-portfolioId" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.ProjectFolder"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter portfolioId with eq. */
-                "portfolioId[eq]"?: string;
+                "portfolioId[eq]"?: components["parameters"]["filter.portfolioId.eq"];
                 /** @description Filter portfolioId with in. */
-                "portfolioId[in]"?: string;
+                "portfolioId[in]"?: components["parameters"]["filter.portfolioId.in"];
             };
             header?: never;
             path?: never;
@@ -20876,27 +20365,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of project-folders. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ProjectFolder"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["ProjectFolderPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20924,25 +20393,13 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    portfolioId?: string;
+                    portfolioId?: components["schemas"]["Id"];
                     order?: number;
                 };
             };
         };
         responses: {
-            /** @description The created projectFolder. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProjectFolder"];
-                };
-            };
+            201: components["responses"]["ProjectFolderCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -20965,25 +20422,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The projectFolder. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProjectFolder"];
-                };
-            };
+            200: components["responses"]["ProjectFolder"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21000,7 +20445,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -21042,7 +20487,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -21060,19 +20505,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated projectFolder. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProjectFolder"];
-                };
-            };
+            200: components["responses"]["ProjectFolder"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21095,36 +20528,36 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default -createdAt. */
-                sort?: "createdAt" | "-createdAt" | "fromMemberId" | "-fromMemberId" | "status" | "-status" | "taskId" | "-taskId" | "toMemberId" | "-toMemberId" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.TaskHandoff"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 projectId?: string;
                 /** @description Filter fromMemberId with eq. */
-                "fromMemberId[eq]"?: string;
+                "fromMemberId[eq]"?: components["parameters"]["filter.fromMemberId.eq"];
                 /** @description Filter fromMemberId with in. */
-                "fromMemberId[in]"?: string;
+                "fromMemberId[in]"?: components["parameters"]["filter.fromMemberId.in"];
                 /** @description Filter status with eq. */
-                "status[eq]"?: string;
+                "status[eq]"?: components["parameters"]["filter.status.eq"];
                 /** @description Filter status with in. */
-                "status[in]"?: string;
+                "status[in]"?: components["parameters"]["filter.status.in"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter taskId with eq. */
-                "taskId[eq]"?: string;
+                "taskId[eq]"?: components["parameters"]["filter.taskId.eq"];
                 /** @description Filter taskId with in. */
-                "taskId[in]"?: string;
+                "taskId[in]"?: components["parameters"]["filter.taskId.in"];
                 /** @description Filter toMemberId with eq. */
-                "toMemberId[eq]"?: string;
+                "toMemberId[eq]"?: components["parameters"]["filter.toMemberId.eq"];
                 /** @description Filter toMemberId with in. */
-                "toMemberId[in]"?: string;
+                "toMemberId[in]"?: components["parameters"]["filter.toMemberId.in"];
             };
             header?: never;
             path?: never;
@@ -21132,27 +20565,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of task-handoffs. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["TaskHandoff"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["TaskHandoffPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21179,8 +20592,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    taskId: string;
-                    toMemberId: string;
+                    taskId: components["schemas"]["Id"];
+                    toMemberId: components["schemas"]["Id"];
                     note?: string | null;
                     /** @enum {string} */
                     status?: "pending" | "accepted" | "declined";
@@ -21188,19 +20601,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created taskHandoff. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TaskHandoff"];
-                };
-            };
+            201: components["responses"]["TaskHandoffCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21223,25 +20624,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The taskHandoff. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TaskHandoff"];
-                };
-            };
+            200: components["responses"]["TaskHandoff"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21258,7 +20647,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -21300,7 +20689,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -21319,19 +20708,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated taskHandoff. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TaskHandoff"];
-                };
-            };
+            200: components["responses"]["TaskHandoff"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21354,39 +20731,39 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default -updatedAt. */
-                sort?: "availability" | "-availability" | "createdAt" | "-createdAt" | "memberId" | "-memberId" | "until" | "-until" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.PresenceStatus"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter memberId with eq. */
-                "memberId[eq]"?: string;
+                "memberId[eq]"?: components["parameters"]["filter.memberId.eq"];
                 /** @description Filter memberId with in. */
-                "memberId[in]"?: string;
+                "memberId[in]"?: components["parameters"]["filter.memberId.in"];
                 /** @description Filter availability with eq. */
-                "availability[eq]"?: string;
+                "availability[eq]"?: components["parameters"]["filter.availability.eq"];
                 /** @description Filter availability with in. */
-                "availability[in]"?: string;
+                "availability[in]"?: components["parameters"]["filter.availability.in"];
                 /** @description Filter until with null. */
-                "until[null]"?: boolean;
+                "until[null]"?: components["parameters"]["filter.until.null"];
                 /** @description Filter until with notNull. */
-                "until[notNull]"?: boolean;
+                "until[notNull]"?: components["parameters"]["filter.until.notNull"];
                 /** @description Filter until with gt. */
-                "until[gt]"?: string;
+                "until[gt]"?: components["parameters"]["filter.until.gt"];
                 /** @description Filter until with gte. */
-                "until[gte]"?: string;
+                "until[gte]"?: components["parameters"]["filter.until.gte"];
                 /** @description Filter until with lt. */
-                "until[lt]"?: string;
+                "until[lt]"?: components["parameters"]["filter.until.lt"];
                 /** @description Filter until with lte. */
-                "until[lte]"?: string;
+                "until[lte]"?: components["parameters"]["filter.until.lte"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
             };
             header?: never;
             path?: never;
@@ -21394,27 +20771,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of presence-statuses. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["PresenceStatus"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["PresenceStatusPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21445,24 +20802,12 @@ export interface operations {
                     text?: string | null;
                     /** @enum {string} */
                     availability?: "available" | "busy" | "away" | "doNotDisturb";
-                    until?: string | null;
+                    until?: components["schemas"]["DateTime"] | null;
                 };
             };
         };
         responses: {
-            /** @description The created presenceStatus. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PresenceStatus"];
-                };
-            };
+            201: components["responses"]["PresenceStatusCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21485,25 +20830,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The presenceStatus. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PresenceStatus"];
-                };
-            };
+            200: components["responses"]["PresenceStatus"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21520,7 +20853,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -21562,7 +20895,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -21573,7 +20906,7 @@ export interface operations {
                     text?: string | null;
                     /** @enum {string} */
                     availability?: "available" | "busy" | "away" | "doNotDisturb";
-                    until?: string | null;
+                    until?: components["schemas"]["DateTime"] | null;
                     /**
                      * Format: date-time
                      * @description The updatedAt you last read: 409 stale_write when the record changed since.
@@ -21583,19 +20916,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated presenceStatus. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PresenceStatus"];
-                };
-            };
+            200: components["responses"]["PresenceStatus"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21618,25 +20939,25 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order. */
-                sort?: "createdAt" | "-createdAt" | "name" | "-name" | "order" | "-order" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.FavoriteFolder"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
             };
             header?: never;
             path?: never;
@@ -21644,27 +20965,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of favorite-folders. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["FavoriteFolder"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["FavoriteFolderPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21697,19 +20998,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created favoriteFolder. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["FavoriteFolder"];
-                };
-            };
+            201: components["responses"]["FavoriteFolderCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21732,25 +21021,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The favoriteFolder. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["FavoriteFolder"];
-                };
-            };
+            200: components["responses"]["FavoriteFolder"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21767,7 +21044,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -21809,7 +21086,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -21827,19 +21104,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated favoriteFolder. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["FavoriteFolder"];
-                };
-            };
+            200: components["responses"]["FavoriteFolder"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21862,35 +21127,35 @@ export interface operations {
                 /** @description Add total to the envelope. */
                 includeTotal?: components["parameters"]["includeTotal"];
                 /** @description Sort field, '-' for descending; default order. */
-                sort?: "createdAt" | "-createdAt" | "favoriteFolderId" | "-favoriteFolderId" | "order" | "-order" | "targetId" | "-targetId" | "targetType" | "-targetType" | "updatedAt" | "-updatedAt";
+                sort?: components["parameters"]["sort.Favorite"];
                 /** @description Comma-separated relation paths (a.b), at most 4 hops; each replaces the id (or id array) with the record(s). */
                 expand?: components["parameters"]["expand"];
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter targetType with eq. */
-                "targetType[eq]"?: string;
+                "targetType[eq]"?: components["parameters"]["filter.targetType.eq"];
                 /** @description Filter targetType with in. */
-                "targetType[in]"?: string;
+                "targetType[in]"?: components["parameters"]["filter.targetType.in"];
                 /** @description Filter targetId with eq. */
-                "targetId[eq]"?: string;
+                "targetId[eq]"?: components["parameters"]["filter.targetId.eq"];
                 /** @description Filter targetId with in. */
-                "targetId[in]"?: string;
+                "targetId[in]"?: components["parameters"]["filter.targetId.in"];
                 /** @description Filter favoriteFolderId with eq. */
-                "favoriteFolderId[eq]"?: string;
+                "favoriteFolderId[eq]"?: components["parameters"]["filter.favoriteFolderId.eq"];
                 /** @description Filter favoriteFolderId with in. */
-                "favoriteFolderId[in]"?: string;
+                "favoriteFolderId[in]"?: components["parameters"]["filter.favoriteFolderId.in"];
                 /** @description Filter favoriteFolderId with null. */
-                "favoriteFolderId[null]"?: boolean;
+                "favoriteFolderId[null]"?: components["parameters"]["filter.favoriteFolderId.null"];
                 /** @description Filter favoriteFolderId with notNull. */
-                "favoriteFolderId[notNull]"?: boolean;
+                "favoriteFolderId[notNull]"?: components["parameters"]["filter.favoriteFolderId.notNull"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
             };
             header?: never;
             path?: never;
@@ -21898,27 +21163,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of favorites. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Favorite"][];
-                        /** @description Present only with includeTotal=true. */
-                        total?: number;
-                        limit: number;
-                        hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on the last. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
+            200: components["responses"]["FavoritePage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21947,26 +21192,14 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     targetType: "portfolio" | "project" | "task" | "list" | "document" | "file" | "chat" | "projectDashboard" | "goal" | "reportChart";
-                    targetId: string;
-                    favoriteFolderId?: string | null;
+                    targetId: components["schemas"]["Id"];
+                    favoriteFolderId?: components["schemas"]["Id"] | null;
                     order?: number;
                 };
             };
         };
         responses: {
-            /** @description The created favorite. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Favorite"];
-                };
-            };
+            201: components["responses"]["FavoriteCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -21989,25 +21222,13 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The favorite. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Favorite"];
-                };
-            };
+            200: components["responses"]["Favorite"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -22024,7 +21245,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -22066,14 +21287,14 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
                 "application/json": {
-                    favoriteFolderId?: string | null;
+                    favoriteFolderId?: components["schemas"]["Id"] | null;
                     order?: number;
                     /**
                      * Format: date-time
@@ -22084,19 +21305,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated favorite. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Favorite"];
-                };
-            };
+            200: components["responses"]["Favorite"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -22124,21 +21333,21 @@ export interface operations {
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter editable with eq. */
-                "editable[eq]"?: boolean;
+                "editable[eq]"?: components["parameters"]["filter.editable.eq"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
             };
             header?: never;
             path?: never;
@@ -22190,59 +21399,59 @@ export interface operations {
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter memberId with eq. */
-                "memberId[eq]"?: string;
+                "memberId[eq]"?: components["parameters"]["filter.memberId.eq"];
                 /** @description Filter memberId with in. */
-                "memberId[in]"?: string;
+                "memberId[in]"?: components["parameters"]["filter.memberId.in"];
                 /** @description Filter projectId with eq. */
-                "projectId[eq]"?: string;
+                "projectId[eq]"?: components["parameters"]["filter.projectId.eq"];
                 /** @description Filter projectId with in. */
-                "projectId[in]"?: string;
+                "projectId[in]"?: components["parameters"]["filter.projectId.in"];
                 /** @description Filter startAt with gt. */
-                "startAt[gt]"?: string;
+                "startAt[gt]"?: components["parameters"]["filter.startAt.gt"];
                 /** @description Filter startAt with gte. */
-                "startAt[gte]"?: string;
+                "startAt[gte]"?: components["parameters"]["filter.startAt.gte"];
                 /** @description Filter startAt with lt. */
-                "startAt[lt]"?: string;
+                "startAt[lt]"?: components["parameters"]["filter.startAt.lt"];
                 /** @description Filter startAt with lte. */
-                "startAt[lte]"?: string;
+                "startAt[lte]"?: components["parameters"]["filter.startAt.lte"];
                 /** @description Filter endAt with gt. */
-                "endAt[gt]"?: string;
+                "endAt[gt]"?: components["parameters"]["filter.endAt.gt"];
                 /** @description Filter endAt with gte. */
-                "endAt[gte]"?: string;
+                "endAt[gte]"?: components["parameters"]["filter.endAt.gte"];
                 /** @description Filter endAt with lt. */
-                "endAt[lt]"?: string;
+                "endAt[lt]"?: components["parameters"]["filter.endAt.lt"];
                 /** @description Filter endAt with lte. */
-                "endAt[lte]"?: string;
+                "endAt[lte]"?: components["parameters"]["filter.endAt.lte"];
                 /** @description Filter durationSeconds with gt. */
-                "durationSeconds[gt]"?: number;
+                "durationSeconds[gt]"?: components["parameters"]["filter.durationSeconds.gt"];
                 /** @description Filter durationSeconds with gte. */
-                "durationSeconds[gte]"?: number;
+                "durationSeconds[gte]"?: components["parameters"]["filter.durationSeconds.gte"];
                 /** @description Filter durationSeconds with lt. */
-                "durationSeconds[lt]"?: number;
+                "durationSeconds[lt]"?: components["parameters"]["filter.durationSeconds.lt"];
                 /** @description Filter durationSeconds with lte. */
-                "durationSeconds[lte]"?: number;
+                "durationSeconds[lte]"?: components["parameters"]["filter.durationSeconds.lte"];
                 /** @description Filter billable with eq. */
-                "billable[eq]"?: boolean;
+                "billable[eq]"?: components["parameters"]["filter.billable.eq"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
                 /** @description Filter updatedAt with gt. */
-                "updatedAt[gt]"?: string;
+                "updatedAt[gt]"?: components["parameters"]["filter.updatedAt.gt"];
                 /** @description Filter updatedAt with gte. */
-                "updatedAt[gte]"?: string;
+                "updatedAt[gte]"?: components["parameters"]["filter.updatedAt.gte"];
                 /** @description Filter updatedAt with lt. */
-                "updatedAt[lt]"?: string;
+                "updatedAt[lt]"?: components["parameters"]["filter.updatedAt.lt"];
                 /** @description Filter updatedAt with lte. */
-                "updatedAt[lte]"?: string;
+                "updatedAt[lte]"?: components["parameters"]["filter.updatedAt.lte"];
                 /** @description Filter taskId with eq. */
-                "taskId[eq]"?: string;
+                "taskId[eq]"?: components["parameters"]["filter.taskId.eq"];
                 /** @description Filter taskId with in. */
-                "taskId[in]"?: string;
+                "taskId[in]"?: components["parameters"]["filter.taskId.in"];
             };
             header?: never;
             path?: never;
@@ -22294,19 +21503,19 @@ export interface operations {
                 /** @description fields[resource]=a,b: records of that resource carry only id and the named fields. */
                 fields?: components["parameters"]["fields"];
                 /** @description Filter name with eq. */
-                "name[eq]"?: string;
+                "name[eq]"?: components["parameters"]["filter.name.eq"];
                 /** @description Filter name with contains. */
-                "name[contains]"?: string;
+                "name[contains]"?: components["parameters"]["filter.name.contains"];
                 /** @description Filter name with startsWith. */
-                "name[startsWith]"?: string;
+                "name[startsWith]"?: components["parameters"]["filter.name.startsWith"];
                 /** @description Filter createdAt with gt. */
-                "createdAt[gt]"?: string;
+                "createdAt[gt]"?: components["parameters"]["filter.createdAt.gt"];
                 /** @description Filter createdAt with gte. */
-                "createdAt[gte]"?: string;
+                "createdAt[gte]"?: components["parameters"]["filter.createdAt.gte"];
                 /** @description Filter createdAt with lt. */
-                "createdAt[lt]"?: string;
+                "createdAt[lt]"?: components["parameters"]["filter.createdAt.lt"];
                 /** @description Filter createdAt with lte. */
-                "createdAt[lte]"?: string;
+                "createdAt[lte]"?: components["parameters"]["filter.createdAt.lte"];
             };
             header?: never;
             path?: never;
@@ -22351,25 +21560,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The webhook. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Webhook"];
-                };
-            };
+            200: components["responses"]["Webhook"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -22387,7 +21584,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -22426,7 +21623,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
@@ -22465,29 +21662,20 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    text: string;
+                    expectedUpdatedAt?: string;
+                };
             };
         };
         responses: {
-            /** @description The document. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Document"];
-                };
-            };
+            200: components["responses"]["Document"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -22508,29 +21696,22 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    oldText: string;
+                    newText: string;
+                    replaceAll?: boolean;
+                    expectedUpdatedAt?: string;
+                };
             };
         };
         responses: {
-            /** @description The document. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Document"];
-                };
-            };
+            200: components["responses"]["Document"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -22551,29 +21732,19 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    documentId: components["schemas"]["Id"];
+                };
             };
         };
         responses: {
-            /** @description The task. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -22594,29 +21765,19 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    documentId: components["schemas"]["Id"];
+                };
             };
         };
         responses: {
-            /** @description The task. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Task"];
-                };
-            };
+            200: components["responses"]["Task"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -22687,25 +21848,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The chat. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Chat"];
-                };
-            };
+            200: components["responses"]["Chat"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -22726,25 +21875,13 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The chat. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Chat"];
-                };
-            };
+            200: components["responses"]["Chat"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -22769,7 +21906,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    size: number;
+                };
             };
         };
         responses: {
@@ -22810,7 +21949,17 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    name: string;
+                    content: string;
+                    /** @enum {string} */
+                    encoding?: "utf8" | "base64";
+                    projectId?: components["schemas"]["Id"];
+                    taskId?: components["schemas"]["Id"];
+                    documentId?: components["schemas"]["Id"];
+                    messageId?: components["schemas"]["Id"];
+                    folderId?: components["schemas"]["Id"];
+                };
             };
         };
         responses: {
@@ -22851,7 +22000,16 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    /** Format: uri */
+                    url: string;
+                    name?: string;
+                    projectId?: components["schemas"]["Id"];
+                    taskId?: components["schemas"]["Id"];
+                    documentId?: components["schemas"]["Id"];
+                    messageId?: components["schemas"]["Id"];
+                    folderId?: components["schemas"]["Id"];
+                };
             };
         };
         responses: {
@@ -22935,29 +22093,19 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    memberId: components["schemas"]["Id"];
+                };
             };
         };
         responses: {
-            /** @description The project. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Project"];
-                };
-            };
+            200: components["responses"]["Project"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -22978,29 +22126,19 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    memberId: components["schemas"]["Id"];
+                };
             };
         };
         responses: {
-            /** @description The project. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Project"];
-                };
-            };
+            200: components["responses"]["Project"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -23021,29 +22159,19 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
-                id: string;
+                id: components["parameters"]["path.id"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    ownerId: components["schemas"]["Id"];
+                };
             };
         };
         responses: {
-            /** @description The project. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Project"];
-                };
-            };
+            200: components["responses"]["Project"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -23068,7 +22196,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["TaskTreeNode"];
             };
         };
         responses: {
@@ -23189,13 +22317,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventAnnotationForceDeleted: {
@@ -23227,13 +22349,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventAnnotationRemoved: {
@@ -23265,13 +22381,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventAnnotationRestored: {
@@ -23303,13 +22413,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventAnnotationUpdated: {
@@ -23341,13 +22445,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChatCreated: {
@@ -23379,13 +22477,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChatForceDeleted: {
@@ -23417,13 +22509,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChatRemoved: {
@@ -23455,13 +22541,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChatRestored: {
@@ -23493,13 +22573,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChatUpdated: {
@@ -23531,13 +22605,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInAssigneesAdded: {
@@ -23571,13 +22639,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInAssigneesRemoved: {
@@ -23611,13 +22673,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInCreated: {
@@ -23649,13 +22705,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInForceDeleted: {
@@ -23687,13 +22737,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInRemoved: {
@@ -23725,13 +22769,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInRestored: {
@@ -23763,13 +22801,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInSubscribersAdded: {
@@ -23803,13 +22835,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInSubscribersRemoved: {
@@ -23843,13 +22869,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInUpdated: {
@@ -23881,13 +22901,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInRequestAssigneesAdded: {
@@ -23921,13 +22935,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInRequestAssigneesRemoved: {
@@ -23961,13 +22969,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInRequestCreated: {
@@ -23999,13 +23001,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInRequestForceDeleted: {
@@ -24037,13 +23033,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInRequestRemoved: {
@@ -24075,13 +23065,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInRequestRestored: {
@@ -24113,13 +23097,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventCheckInRequestUpdated: {
@@ -24151,13 +23129,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChecklistCreated: {
@@ -24189,13 +23161,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChecklistForceDeleted: {
@@ -24227,13 +23193,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChecklistRemoved: {
@@ -24265,13 +23225,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChecklistRestored: {
@@ -24303,13 +23257,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChecklistUpdated: {
@@ -24341,13 +23289,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChecklistItemCreated: {
@@ -24379,13 +23321,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChecklistItemForceDeleted: {
@@ -24417,13 +23353,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChecklistItemRemoved: {
@@ -24455,13 +23385,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChecklistItemRestored: {
@@ -24493,13 +23417,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventChecklistItemUpdated: {
@@ -24531,13 +23449,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventDocumentAppend: {
@@ -24569,13 +23481,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventDocumentCreated: {
@@ -24607,13 +23513,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventDocumentEditText: {
@@ -24645,13 +23545,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventDocumentForceDeleted: {
@@ -24683,13 +23577,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventDocumentRemoved: {
@@ -24721,13 +23609,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventDocumentRestored: {
@@ -24759,13 +23641,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventDocumentUpdated: {
@@ -24797,13 +23673,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFavoriteCreated: {
@@ -24835,13 +23705,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFavoriteForceDeleted: {
@@ -24873,13 +23737,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFavoriteRemoved: {
@@ -24911,13 +23769,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFavoriteRestored: {
@@ -24949,13 +23801,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFavoriteUpdated: {
@@ -24987,13 +23833,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFavoriteFolderCreated: {
@@ -25025,13 +23865,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFavoriteFolderForceDeleted: {
@@ -25063,13 +23897,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFavoriteFolderRemoved: {
@@ -25101,13 +23929,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFavoriteFolderRestored: {
@@ -25139,13 +23961,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFavoriteFolderUpdated: {
@@ -25177,13 +23993,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFileCreateFromContent: {
@@ -25215,13 +24025,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFileCreateUploadUrl: {
@@ -25253,13 +24057,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFileCreated: {
@@ -25291,13 +24089,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFileForceDeleted: {
@@ -25329,13 +24121,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFileLabelsAdded: {
@@ -25369,13 +24155,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFileLabelsRemoved: {
@@ -25409,13 +24189,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFileRemoved: {
@@ -25447,13 +24221,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFileRestored: {
@@ -25485,13 +24253,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFileSubscribersAdded: {
@@ -25525,13 +24287,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFileSubscribersRemoved: {
@@ -25565,13 +24321,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFileUpdated: {
@@ -25603,13 +24353,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFileUploadFromUrl: {
@@ -25641,13 +24385,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFormCreated: {
@@ -25679,13 +24417,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFormForceDeleted: {
@@ -25717,13 +24449,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFormRemoved: {
@@ -25755,13 +24481,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFormRestored: {
@@ -25793,13 +24513,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventFormUpdated: {
@@ -25831,13 +24545,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventGoalCreated: {
@@ -25869,13 +24577,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventGoalForceDeleted: {
@@ -25907,13 +24609,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventGoalRemoved: {
@@ -25945,13 +24641,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventGoalRestored: {
@@ -25983,13 +24673,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventGoalUpdated: {
@@ -26021,13 +24705,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventGoalGroupCreated: {
@@ -26059,13 +24737,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventGoalGroupForceDeleted: {
@@ -26097,13 +24769,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventGoalGroupRemoved: {
@@ -26135,13 +24801,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventGoalGroupRestored: {
@@ -26173,13 +24833,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventGoalGroupUpdated: {
@@ -26211,13 +24865,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventLabelCreated: {
@@ -26249,13 +24897,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventLabelForceDeleted: {
@@ -26287,13 +24929,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventLabelRemoved: {
@@ -26325,13 +24961,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventLabelRestored: {
@@ -26363,13 +24993,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventLabelUpdated: {
@@ -26401,13 +25025,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventListAssigneesAdded: {
@@ -26441,13 +25059,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventListAssigneesRemoved: {
@@ -26481,13 +25093,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventListCreated: {
@@ -26519,13 +25125,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventListForceDeleted: {
@@ -26557,13 +25157,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventListGoalsAdded: {
@@ -26597,13 +25191,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventListGoalsRemoved: {
@@ -26637,13 +25225,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventListHiddenForAdded: {
@@ -26677,13 +25259,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventListHiddenForRemoved: {
@@ -26717,13 +25293,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventListRemoved: {
@@ -26755,13 +25325,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventListRestored: {
@@ -26793,13 +25357,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventListUpdated: {
@@ -26831,13 +25389,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventMemberCreated: {
@@ -26869,13 +25421,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventMemberForceDeleted: {
@@ -26907,13 +25453,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventMemberRemoved: {
@@ -26945,13 +25485,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventMemberRestored: {
@@ -26983,13 +25517,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventMemberUpdated: {
@@ -27021,13 +25549,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventMessageCreated: {
@@ -27059,13 +25581,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventMessageFilesAdded: {
@@ -27099,13 +25615,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventMessageFilesRemoved: {
@@ -27139,13 +25649,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventMessageForceDeleted: {
@@ -27177,13 +25681,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventMessageRemoved: {
@@ -27215,13 +25713,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventMessageRestored: {
@@ -27253,13 +25745,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventMessageUpdated: {
@@ -27291,13 +25777,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventPortfolioCreated: {
@@ -27329,13 +25809,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventPortfolioForceDeleted: {
@@ -27367,13 +25841,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventPortfolioMembersAdded: {
@@ -27407,13 +25875,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventPortfolioMembersRemoved: {
@@ -27447,13 +25909,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventPortfolioRemoved: {
@@ -27485,13 +25941,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventPortfolioRestored: {
@@ -27523,13 +25973,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventPortfolioUpdated: {
@@ -27561,13 +26005,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventPresenceStatusCreated: {
@@ -27599,13 +26037,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventPresenceStatusForceDeleted: {
@@ -27637,13 +26069,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventPresenceStatusRemoved: {
@@ -27675,13 +26101,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventPresenceStatusRestored: {
@@ -27713,13 +26133,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventPresenceStatusUpdated: {
@@ -27751,13 +26165,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectAddMember: {
@@ -27789,13 +26197,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectCreated: {
@@ -27827,13 +26229,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectForceDeleted: {
@@ -27865,13 +26261,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectMembersAdded: {
@@ -27905,13 +26295,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectMembersRemoved: {
@@ -27945,13 +26329,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectRemoveMember: {
@@ -27983,13 +26361,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectRemoved: {
@@ -28021,13 +26393,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectRestored: {
@@ -28059,13 +26425,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectTransfer: {
@@ -28097,13 +26457,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectUpdated: {
@@ -28135,13 +26489,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectDashboardCreated: {
@@ -28173,13 +26521,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectDashboardForceDeleted: {
@@ -28211,13 +26553,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectDashboardRemoved: {
@@ -28249,13 +26585,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectDashboardRestored: {
@@ -28287,13 +26617,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectDashboardUpdated: {
@@ -28325,13 +26649,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectFolderCreated: {
@@ -28363,13 +26681,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectFolderForceDeleted: {
@@ -28401,13 +26713,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectFolderRemoved: {
@@ -28439,13 +26745,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectFolderRestored: {
@@ -28477,13 +26777,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventProjectFolderUpdated: {
@@ -28515,13 +26809,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventRecurringRuleCreated: {
@@ -28553,13 +26841,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventRecurringRuleForceDeleted: {
@@ -28591,13 +26873,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventRecurringRuleRemoved: {
@@ -28629,13 +26905,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventRecurringRuleRestored: {
@@ -28667,13 +26937,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventRecurringRuleUpdated: {
@@ -28705,13 +26969,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventReminderCreated: {
@@ -28743,13 +27001,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventReminderForceDeleted: {
@@ -28781,13 +27033,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventReminderRemoved: {
@@ -28819,13 +27065,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventReminderRestored: {
@@ -28857,13 +27097,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventReminderUpdated: {
@@ -28895,13 +27129,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventReportChartCreated: {
@@ -28933,13 +27161,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventReportChartForceDeleted: {
@@ -28971,13 +27193,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventReportChartProjectsAdded: {
@@ -29011,13 +27227,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventReportChartProjectsRemoved: {
@@ -29051,13 +27261,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventReportChartRemoved: {
@@ -29089,13 +27293,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventReportChartRestored: {
@@ -29127,13 +27325,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventReportChartUpdated: {
@@ -29165,13 +27357,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventRoleCreated: {
@@ -29203,13 +27389,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventRoleForceDeleted: {
@@ -29241,13 +27421,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventRoleRemoved: {
@@ -29279,13 +27453,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventRoleRestored: {
@@ -29317,13 +27485,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventRoleUpdated: {
@@ -29355,13 +27517,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventStatusAssigneesAdded: {
@@ -29395,13 +27551,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventStatusAssigneesRemoved: {
@@ -29435,13 +27585,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventStatusCreated: {
@@ -29473,13 +27617,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventStatusForceDeleted: {
@@ -29511,13 +27649,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventStatusHiddenForAdded: {
@@ -29551,13 +27683,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventStatusHiddenForRemoved: {
@@ -29591,13 +27717,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventStatusRemoved: {
@@ -29629,13 +27749,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventStatusRestored: {
@@ -29667,13 +27781,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventStatusUpdated: {
@@ -29705,13 +27813,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskAssigneesAdded: {
@@ -29745,13 +27847,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskAssigneesRemoved: {
@@ -29785,13 +27881,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskAttachDocument: {
@@ -29823,13 +27913,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskConnectedTasksAdded: {
@@ -29863,13 +27947,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskConnectedTasksRemoved: {
@@ -29903,13 +27981,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskCreateTree: {
@@ -29941,13 +28013,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskCreated: {
@@ -29979,13 +28045,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskDetachDocument: {
@@ -30017,13 +28077,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskForceDeleted: {
@@ -30055,13 +28109,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskHiddenForAdded: {
@@ -30095,13 +28143,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskHiddenForRemoved: {
@@ -30135,13 +28177,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskLabelsAdded: {
@@ -30175,13 +28211,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskLabelsRemoved: {
@@ -30215,13 +28245,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskRemoved: {
@@ -30253,13 +28277,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskRestored: {
@@ -30291,13 +28309,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskSubscribersAdded: {
@@ -30331,13 +28343,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskSubscribersRemoved: {
@@ -30371,13 +28377,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskUpdated: {
@@ -30409,13 +28409,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskHandoffCreated: {
@@ -30447,13 +28441,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskHandoffForceDeleted: {
@@ -30485,13 +28473,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskHandoffRemoved: {
@@ -30523,13 +28505,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskHandoffRestored: {
@@ -30561,13 +28537,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTaskHandoffUpdated: {
@@ -30599,13 +28569,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTimeEntryCreated: {
@@ -30637,13 +28601,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTimeEntryForceDeleted: {
@@ -30675,13 +28633,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTimeEntryRemoved: {
@@ -30713,13 +28665,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTimeEntryRestored: {
@@ -30751,13 +28697,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventTimeEntryUpdated: {
@@ -30789,13 +28729,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventWebhookCreated: {
@@ -30827,13 +28761,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventWebhookForceDeleted: {
@@ -30865,13 +28793,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventWebhookRemoved: {
@@ -30903,13 +28825,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventWebhookRestored: {
@@ -30941,13 +28857,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventWebhookRotateSecret: {
@@ -30979,13 +28889,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventWebhookTest: {
@@ -31017,13 +28921,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
     eventWebhookUpdated: {
@@ -31055,13 +28953,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else (or a timeout of 10 s) is a failure, retried up to 3 times. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            "2XX": components["responses"]["WebhookAck"];
         };
     };
 }
