@@ -104,5 +104,11 @@ describe('OpenAPI document (issue 17)', () => {
     expect(doc.paths['/tasks/{id}'].patch.responses['200']).toEqual({ $ref: '#/components/responses/Task' });
     expect(doc.paths['/tasks/{id}'].get.parameters[0]).toEqual({ $ref: '#/components/parameters/path.id' });
     expect(JSON.stringify(doc.paths)).not.toMatch(/"format":"date-time","pattern"/);
+    expect(doc.paths['/tasks'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/TaskCreate' });
+    expect(doc.paths['/tasks/{id}'].patch.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/TaskUpdate' });
+    const payloadOf = (event: string) => doc.webhooks[event].post.requestBody.content['application/json'].schema.allOf[1].properties.payload;
+    expect(payloadOf('task.created')).toEqual({ $ref: '#/components/schemas/TaskEventPayload' });
+    expect(payloadOf('task.updated')).toEqual(payloadOf('task.created'));
+    expect(doc.components.schemas.TaskEventPayload).toEqual({ type: 'object', properties: { task: { $ref: '#/components/schemas/Task' } }, required: ['task'] });
   });
 });

@@ -181,6 +181,11 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
   const paths: Record<string, Record<string, Operation>> = {};
   const usedIds = new Set<string>();
   const shared = new Shared();
+  /** A schema many places use, as components/schemas/{key}; inline when the key already holds another schema (a host resource named like it). */
+  const named = (key: string, value: JsonSchema): JsonSchema => {
+    if (!(key in schemas)) schemas[key] = value;
+    return JSON.stringify(schemas[key]) === JSON.stringify(value) ? ref(key) : value;
+  };
   for (const uuid of [false, true]) {
     shared.parameters[`path${uuid ? '.uuid' : ''}.id`] = { name: 'id', in: 'path', required: true, schema: uuid ? { type: 'string', format: 'uuid' } : { type: 'string', pattern: '^[0-9A-Za-z_!]+$' } };
   }
@@ -218,7 +223,7 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
       if (ops.create) {
         add(base, 'POST', {
           operationId: `create${name}${suffix}`, summary: `Create a ${res.name}`, tags, ...dep, parameters: [idempotencyParam, ...readParams],
-          requestBody: { required: true, content: { 'application/json': { schema: bodySchema(res, 'create') } } },
+          requestBody: { required: true, content: { 'application/json': { schema: named(`${name}Create`, bodySchema(res, 'create')) } } },
           responses: { 201: ok(item, `The created ${res.name}.`, 'Created'), ...errorResponses(true) }, ...secured(res.path, 'write', perms('write'), !!res.ownedBy),
         });
       }
@@ -232,7 +237,7 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
       if (ops.update) {
         add(one, 'PATCH', {
           operationId: `update${name}${suffix}`, summary: `Update a ${res.name}`, tags, ...dep, parameters: [idParam(res), idempotencyParam, ...readParams],
-          requestBody: { required: true, content: { 'application/json': { schema: bodySchema(res, 'update') } } },
+          requestBody: { required: true, content: { 'application/json': { schema: named(`${name}Update`, bodySchema(res, 'update')) } } },
           responses: { 200: ok(item, `The ${res.name}.`, ''), ...errorResponses(true) }, ...secured(res.path, 'write', perms('write'), !!res.ownedBy),
         });
       }
@@ -346,9 +351,12 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
     const resName = event.split('.')[0]!;
     const target = registry.byName.get(resName);
     const kind = kindOf(event);
+    // One payload schema per resource and kind (its created, updated, … events carry the same), one for every membership event.
     const payload: JsonSchema = kind === 'membership'
-      ? { type: 'object', properties: { parentId: { type: 'string' }, relatedId: { type: 'string' }, relation: { type: 'string' } }, required: ['parentId', 'relatedId', 'relation'] }
-      : { type: 'object', properties: { [resName]: kind === 'lifecycle' && target ? ref(componentName(target)) : { type: 'object' } }, required: [resName] };
+      ? named('MembershipEventPayload', { type: 'object', properties: { parentId: { type: 'string' }, relatedId: { type: 'string' }, relation: { type: 'string' } }, required: ['parentId', 'relatedId', 'relation'] })
+      : kind === 'lifecycle' && target
+        ? named(`${componentName(target)}EventPayload`, { type: 'object', properties: { [resName]: ref(componentName(target)) }, required: [resName] })
+        : { type: 'object', properties: { [resName]: { type: 'object' } }, required: [resName] };
     webhooks[event] = {
       post: {
         operationId: `event${pascal(event.replace(/\./g, '-'))}`,
