@@ -81,4 +81,24 @@ describe('reply contract (issue 17)', () => {
     contract.checkReply('GET', sparse.url, sparse.reply);
     expect(() => contract.checkReply('GET', `/api/v3/projects/${made.reply.body.id}`, sparse.reply)).toThrow(/required property/);
   });
+
+  it('checks an accepted request body against the operation\'s request body: a server that accepts what the document refuses fails', async () => {
+    const body = { name: '  Spaced  ', id: 'ignored', createdAt: 'ignored' };
+    const created = await call('POST', '/projects', body);
+    expect(created.reply.status).toBe(201);
+    // Server-assigned keys are accepted and ignored (rule 1): the document lists them (Ignored), so this passes.
+    contract.checkReply('POST', created.url, created.reply, body);
+    const doc = structuredClone(api.openapi()) as any;
+    delete doc.components.schemas.ProjectCreate.properties.createdAt;
+    expect(() => createContract(doc).checkReply('POST', created.url, created.reply, body)).toThrow(/accepted a request body the document's request body refuses[\s\S]*createdAt/);
+    // A refused request (4xx) is not held to the request schema; its problem reply is checked as usual.
+    const bad = await call('POST', '/projects', { nope: 1 });
+    expect(bad.reply.status).toBe(400);
+    contract.checkReply('POST', bad.url, bad.reply, { nope: 1 });
+    // A name trimmed before its length check may be longer as sent.
+    const padded = { name: `${' '.repeat(300)}Padded${' '.repeat(300)}` };
+    const ok = await call('POST', '/projects', padded);
+    expect(ok.reply.status).toBe(201);
+    contract.checkReply('POST', ok.url, ok.reply, padded);
+  });
 });

@@ -14,7 +14,9 @@
  *   other error statuses (>= 400) only, never a success;
  * - a request matching no operation must be answered by a problem (>= 400);
  * - with `fields[...]` in the query, records are checked with only `id`
- *   required (the selection drops the other keys), everything else as is.
+ *   required (the selection drops the other keys), everything else as is;
+ * - the JSON request body of a request the server accepted (2xx) must match
+ *   the operation's documented request body (when the caller passes it).
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -28,8 +30,11 @@ export interface CheckedReply {
 }
 
 export interface Contract {
-  /** Throws a clear Error when the reply is not what the document describes for this request. `url` is path and query as sent (base path included). */
-  checkReply(method: string, url: string, reply: CheckedReply): void;
+  /**
+   * Throws a clear Error when the reply is not what the document describes for this request. `url` is path and query as sent (base path included).
+   * `requestBody` (the parsed JSON sent, when one was): a 2xx reply means the server accepted it, so it must match the operation's request body schema.
+   */
+  checkReply(method: string, url: string, reply: CheckedReply, requestBody?: unknown): void;
 }
 
 const addFormats = ((addFormatsModule as any).default ?? addFormatsModule) as (ajv: Ajv2020) => void;
@@ -130,11 +135,11 @@ export function createContract(doc: Doc): Contract {
     fail(method, url, reply, `body does not match ${what}:\n    ${errs.join('\n    ')}`);
   }
 
-  function checkReply(method: string, url: string, reply: CheckedReply): void {
-    if (!timing) return check(method, url, reply);
+  function checkReply(method: string, url: string, reply: CheckedReply, requestBody?: unknown): void {
+    if (!timing) return check(method, url, reply, requestBody);
     const t0 = performance.now();
     try {
-      check(method, url, reply);
+      check(method, url, reply, requestBody);
     } finally {
       timing.checks++;
       timing.ms += performance.now() - t0;
@@ -144,7 +149,23 @@ export function createContract(doc: Doc): Contract {
 
   return { checkReply };
 
-  function check(method: string, url: string, reply: CheckedReply): void {
+  /** The accepted request body against the operation's request body schema (following one `$ref` to components.requestBodies). */
+  function checkRequest(method: string, url: string, reply: CheckedReply, at: string[], op: any, body: unknown): void {
+    let where = [...at, 'requestBody'];
+    let rb = op.requestBody;
+    if (!rb) return;
+    if (typeof rb.$ref === 'string') {
+      where = rb.$ref.replace(/^#\//, '').split('/').map((s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+      rb = where.reduce((o: any, k) => o?.[k], doc);
+    }
+    if (!rb?.content?.['application/json']) return;
+    const v = validator(pointer([...where, 'content', 'application/json', 'schema']), false);
+    if (v(body)) return;
+    const errs = (v.errors ?? []).slice(0, 6).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`);
+    fail(method, url, reply, `the server accepted a request body the document's request body refuses:\n    ${errs.join('\n    ')}\n  request body: ${JSON.stringify(body)?.slice(0, 600)}`);
+  }
+
+  function check(method: string, url: string, reply: CheckedReply, requestBody?: unknown): void {
     const m = method.toLowerCase();
     const q = url.indexOf('?');
     const full = q === -1 ? url : url.slice(0, q);
@@ -167,6 +188,7 @@ export function createContract(doc: Doc): Contract {
       return;
     }
     const { template, op } = found;
+    if (requestBody !== undefined && reply.status >= 200 && reply.status < 300) checkRequest(method, url, reply, ['paths', template.path, m], op, requestBody);
     const listed = op.responses?.[String(reply.status)] ?? op.responses?.[`${String(reply.status)[0]}XX`];
     const r = listed ?? (reply.status >= 400 ? op.responses?.default : undefined);
     if (!r) fail(method, url, reply, `status ${reply.status} is not described for ${m.toUpperCase()} ${template.path} (described: ${Object.keys(op.responses ?? {}).join(', ')})`);

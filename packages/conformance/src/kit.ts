@@ -100,7 +100,8 @@ export async function harness(factory: StoreFactory, options: { api?: (clock: Fa
       const json = /^application\/(?:[a-z0-9.+-]+\+)?json\b/i.test(res.headers['content-type'] ?? '');
       if (res.body !== undefined && !json) return res;
       const body = res.body === undefined ? undefined : JSON.parse(typeof res.body === 'string' ? res.body : new TextDecoder().decode(res.body));
-      contractNow().checkReply(request.method, request.url, { status: res.status, headers: res.headers, body });
+      const sent = typeof request.body === 'string' ? parsedOrUndefined(request.body) : request.body instanceof Uint8Array ? parsedOrUndefined(new TextDecoder().decode(request.body)) : undefined;
+      contractNow().checkReply(request.method, request.url, { status: res.status, headers: res.headers, body }, sent);
       return res;
     },
   };
@@ -108,7 +109,7 @@ export async function harness(factory: StoreFactory, options: { api?: (clock: Fa
   async function req(method: string, path: string, o: RequestOptions = {}): Promise<Reply> {
     const reply = await t.request(method, path, { ...o, token: o.token === undefined ? a.owner.token : o.token });
     // Issue 17 "The contract": the reply must be what the served OpenAPI document describes (contract.ts).
-    contractNow().checkReply(method, `${t.basePath}${path}`, reply);
+    contractNow().checkReply(method, `${t.basePath}${path}`, reply, o.raw !== undefined ? parsedOrUndefined(o.raw) : o.body);
     return reply;
   }
   const h: Harness = {
@@ -146,4 +147,13 @@ export async function harness(factory: StoreFactory, options: { api?: (clock: Fa
     close: () => t.close(),
   };
   return h;
+}
+
+/** A raw request body as JSON, or undefined when it is not JSON (the contract checks only JSON bodies the server accepted). */
+function parsedOrUndefined(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
 }

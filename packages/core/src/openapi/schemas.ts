@@ -24,10 +24,22 @@ export function orNull(s: JsonSchema): JsonSchema {
   return { anyOf: [s, { type: 'null' }] };
 }
 
+/**
+ * A string trimmed before its length checks (`z.string().trim().max(n)`, an
+ * overwrite check) takes a longer value as sent: its maxLength holds after
+ * trimming, so the input schema states it in words, not as `maxLength`.
+ */
+function trimmedInput(ctx: { zodSchema: unknown; jsonSchema: JsonSchema }): void {
+  const checks = (ctx.zodSchema as { _zod?: { def?: { checks?: { _zod?: { def?: { check?: string } } }[] } } })._zod?.def?.checks ?? [];
+  if (typeof ctx.jsonSchema.maxLength !== 'number' || !checks.some((c) => c._zod?.def?.check === 'overwrite')) return;
+  ctx.jsonSchema.description = `At most ${ctx.jsonSchema.maxLength} characters once trimmed.`;
+  delete ctx.jsonSchema.maxLength;
+}
+
 /** A zod schema as JSON Schema (no `$schema` key); `{}` (any value) where zod cannot say. */
 export function fromZod(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   try {
-    const { $schema: _s, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonSchema;
+    const { $schema: _s, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', override: io === 'input' ? trimmedInput : undefined }) as JsonSchema;
     return rest;
   } catch {
     return {};
@@ -180,13 +192,26 @@ export function recordSchema(res: Resource, registry: Registry, extra: Record<st
 export function bodySchema(res: Resource, op: 'create' | 'update'): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
+  // What prepareBody (services/body.ts) does with each key: server-assigned fields (and, on create, update-only
+  // ones) are accepted and ignored (spec "Standard operations" rule 1), so they are listed as such, any value.
+  const ignored = (_why: string): JsonSchema => ref('Ignored');
   for (const [key, def] of Object.entries(res.fields)) {
-    if (def.mode === 'readOnly' || !def.schema) continue;
-    if (op === 'create' && def.mode === 'updateOnly') continue;
-    if (op === 'update' && def.mode === 'createOnly') continue;
+    if (def.mode === 'readOnly' || !def.schema) {
+      properties[key] = ignored('Server-assigned');
+      continue;
+    }
+    if (op === 'create' && def.mode === 'updateOnly') {
+      properties[key] = ignored('Set by an update only');
+      continue;
+    }
     properties[key] = fromZod(def.schema, 'input');
     if (def.writeOnly) properties[key] = { ...properties[key], writeOnly: true };
     if (op === 'create' && def.required) required.push(key);
+  }
+  for (const key of res.extraResponseFields ?? []) properties[key] ??= ignored('Computed');
+  // A retired field name still accepted: the current field's rule (the current name wins when both are sent).
+  for (const [old, current] of Object.entries(res.retiredFieldNames)) {
+    if (properties[current] && !(old in properties)) properties[old] = { ...properties[current], deprecated: true, description: `Retired name of ${current}.` };
   }
   if (op === 'update') {
     properties.expectedUpdatedAt = { type: 'string', format: 'date-time', description: 'The updatedAt you last read: 409 stale_write when the record changed since.' };
@@ -197,6 +222,10 @@ export function bodySchema(res: Resource, op: 'create' | 'update'): JsonSchema {
 /** The shared components: the problem body, its field errors, the envelope parts. */
 export function sharedSchemas(): Record<string, JsonSchema> {
   return {
+    Ignored: {
+      readOnly: true,
+      description: 'A key a request body may carry that the server ignores (spec "Standard operations" rule 1): a server-assigned or computed field, or, on create, a field set by an update only.',
+    },
     FieldError: {
       type: 'object',
       properties: { field: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } },
