@@ -6341,6 +6341,8 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description A key a request body may carry that the server ignores (spec "Standard operations" rule 1): a server-assigned or computed field, or, on create, a field set by an update only. */
+        Ignored: unknown;
         FieldError: {
             field: string;
             code: string;
@@ -6436,6 +6438,31 @@ export interface components {
             /** @description expand=roleRecord: the role (null when missing or not visible). */
             roleRecord?: components["schemas"]["Role"] | null;
         };
+        MemberUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            userId?: components["schemas"]["Ignored"];
+            name?: components["schemas"]["Ignored"];
+            email?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            role?: string;
+            roleId?: components["schemas"]["Id"];
+            active?: boolean;
+            type?: components["schemas"]["Ignored"];
+            erasedAt?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A role record. With fields[roles], only id and the named fields are present. */
         Role: {
             id: string;
@@ -6456,6 +6483,39 @@ export interface components {
             /** @description expand=updatedByActor: the actor (null when missing or not visible). */
             updatedByActor?: components["schemas"]["Actor"] | null;
         };
+        RoleCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name: string;
+            editable?: components["schemas"]["Ignored"];
+            permissions?: string[];
+            initialScreen?: string | null;
+        };
+        RoleUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name?: string;
+            editable?: components["schemas"]["Ignored"];
+            permissions?: string[];
+            initialScreen?: string | null;
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A label record. With fields[labels], only id and the named fields are present. */
         Label: {
             id: string;
@@ -6475,6 +6535,39 @@ export interface components {
             createdByActor?: components["schemas"]["Actor"] | null;
             /** @description expand=updatedByActor: the actor (null when missing or not visible). */
             updatedByActor?: components["schemas"]["Actor"] | null;
+        };
+        LabelCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name: string;
+            color?: string | null;
+            isDefault?: components["schemas"]["Ignored"];
+            type?: number;
+        };
+        LabelUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name?: string;
+            color?: string | null;
+            isDefault?: components["schemas"]["Ignored"];
+            type?: number;
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A portfolio record. With fields[portfolios], only id and the named fields are present. */
         Portfolio: {
@@ -6507,6 +6600,55 @@ export interface components {
             deletedBy?: components["schemas"]["Member"] | null;
             /** @description expand=owner: the member (null when missing or not visible). */
             owner?: components["schemas"]["Member"] | null;
+        };
+        PortfolioCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name: string;
+            icon?: string | null;
+            /** @description At most 3 characters once trimmed. */
+            initials?: string;
+            color?: string;
+            secondaryColor?: components["schemas"]["Ignored"];
+            isGeneral?: components["schemas"]["Ignored"];
+            order?: number;
+            ownerId?: components["schemas"]["Ignored"];
+            members?: components["schemas"]["Id"][];
+        };
+        PortfolioUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name?: string;
+            icon?: string | null;
+            /** @description At most 3 characters once trimmed. */
+            initials?: string;
+            color?: string;
+            secondaryColor?: components["schemas"]["Ignored"];
+            isGeneral?: components["schemas"]["Ignored"];
+            order?: number;
+            ownerId?: components["schemas"]["Id"];
+            members?: components["schemas"]["Id"][];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A project record. With fields[projects], only id and the named fields are present. */
         Project: {
@@ -6575,6 +6717,105 @@ export interface components {
             /** @description expand=discussionChat: the chat (null when missing or not visible). */
             discussionChat?: components["schemas"]["Chat"] | null;
         };
+        ProjectCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name: string;
+            description?: string | null;
+            icon?: string | null;
+            /** @description At most 3 characters once trimmed. */
+            initials?: string;
+            color?: string;
+            secondaryColor?: components["schemas"]["Ignored"];
+            portfolioId?: components["schemas"]["Id"];
+            /** @enum {string} */
+            accessType?: "limited" | "public" | "workspace";
+            modules?: ("tasks" | "milestones" | "calendar" | "documents" | "files" | "discussion" | "forms" | "home")[];
+            defaultTasksView?: ("table" | "calendar" | "swimlane" | "kanban" | "timeline" | "report") | null;
+            hiddenListColumns?: string[] | null;
+            listColumnsOrder?: string[] | null;
+            customFieldsOrder?: string[] | null;
+            taskCustomFieldsOrder?: string[] | null;
+            listCustomFieldsOrder?: string[] | null;
+            autoMilestones?: boolean;
+            estimationUnit?: ("points" | "hours" | "none") | null;
+            hideUsersFromGuests?: boolean;
+            subtaskStatusEnabled?: boolean;
+            queryAllFiles?: boolean;
+            members?: components["schemas"]["Id"][];
+            projectFolderId?: components["schemas"]["Id"] | null;
+            customFields?: {
+                customFieldId: components["schemas"]["Id"];
+                value: string;
+            }[] | null;
+            archived?: boolean;
+            niceId?: components["schemas"]["Ignored"];
+            ownerId?: components["schemas"]["Ignored"];
+            discussionChatId?: components["schemas"]["Ignored"];
+            order?: number;
+            taskCounter?: components["schemas"]["Ignored"];
+            defaultStatusId?: components["schemas"]["Ignored"];
+        };
+        ProjectUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name?: string;
+            description?: string | null;
+            icon?: string | null;
+            /** @description At most 3 characters once trimmed. */
+            initials?: string;
+            color?: string;
+            secondaryColor?: components["schemas"]["Ignored"];
+            portfolioId?: components["schemas"]["Id"];
+            /** @enum {string} */
+            accessType?: "limited" | "public" | "workspace";
+            modules?: ("tasks" | "milestones" | "calendar" | "documents" | "files" | "discussion" | "forms" | "home")[];
+            defaultTasksView?: ("table" | "calendar" | "swimlane" | "kanban" | "timeline" | "report") | null;
+            hiddenListColumns?: string[] | null;
+            listColumnsOrder?: string[] | null;
+            customFieldsOrder?: string[] | null;
+            taskCustomFieldsOrder?: string[] | null;
+            listCustomFieldsOrder?: string[] | null;
+            autoMilestones?: boolean;
+            estimationUnit?: ("points" | "hours" | "none") | null;
+            hideUsersFromGuests?: boolean;
+            subtaskStatusEnabled?: boolean;
+            queryAllFiles?: boolean;
+            members?: components["schemas"]["Id"][];
+            projectFolderId?: components["schemas"]["Id"] | null;
+            customFields?: {
+                customFieldId: components["schemas"]["Id"];
+                value: string;
+            }[] | null;
+            archived?: boolean;
+            niceId?: components["schemas"]["Ignored"];
+            ownerId?: components["schemas"]["Ignored"];
+            discussionChatId?: components["schemas"]["Ignored"];
+            order?: number;
+            taskCounter?: components["schemas"]["Ignored"];
+            defaultStatusId?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A status record. With fields[statuses], only id and the named fields are present. */
         Status: {
             id: string;
@@ -6601,6 +6842,45 @@ export interface components {
             project?: components["schemas"]["Project"] | null;
             /** @description expand=tasks: the linked task records. */
             tasks?: components["schemas"]["Task"][];
+        };
+        StatusCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name: string;
+            projectId?: components["schemas"]["Id"];
+            color?: string | null;
+            order?: number;
+            archived?: boolean;
+            assignees?: components["schemas"]["Id"][];
+            hiddenFor?: components["schemas"]["Id"][];
+        };
+        StatusUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name?: string;
+            projectId?: components["schemas"]["Id"];
+            color?: string | null;
+            order?: number;
+            archived?: boolean;
+            assignees?: components["schemas"]["Id"][];
+            hiddenFor?: components["schemas"]["Id"][];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A list record. With fields[lists], only id and the named fields are present. */
         List: {
@@ -6648,6 +6928,69 @@ export interface components {
             recurringRule?: components["schemas"]["RecurringRule"] | null;
             /** @description expand=tasks: the linked task records. */
             tasks?: components["schemas"]["Task"][];
+        };
+        ListCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            name: string;
+            projectId?: components["schemas"]["Id"];
+            description?: string | null;
+            start?: components["schemas"]["DateTime"] | null;
+            end?: components["schemas"]["DateTime"] | null;
+            order?: number;
+            color?: string;
+            archived?: boolean;
+            isMilestone?: boolean;
+            dependencyId?: components["schemas"]["Id"] | null;
+            statusId?: components["schemas"]["Id"] | null;
+            recurringRuleId?: components["schemas"]["Id"] | null;
+            assignees?: components["schemas"]["Id"][];
+            hiddenFor?: components["schemas"]["Id"][];
+            goals?: components["schemas"]["Id"][];
+            customFields?: {
+                customFieldId: components["schemas"]["Id"];
+                value: string;
+            }[] | null;
+        };
+        ListUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            name?: string;
+            projectId?: components["schemas"]["Id"];
+            description?: string | null;
+            start?: components["schemas"]["DateTime"] | null;
+            end?: components["schemas"]["DateTime"] | null;
+            order?: number;
+            color?: string;
+            archived?: boolean;
+            isMilestone?: boolean;
+            dependencyId?: components["schemas"]["Id"] | null;
+            statusId?: components["schemas"]["Id"] | null;
+            recurringRuleId?: components["schemas"]["Id"] | null;
+            assignees?: components["schemas"]["Id"][];
+            hiddenFor?: components["schemas"]["Id"][];
+            goals?: components["schemas"]["Id"][];
+            customFields?: {
+                customFieldId: components["schemas"]["Id"];
+                value: string;
+            }[] | null;
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A task record. With fields[tasks], only id and the named fields are present. */
         Task: {
@@ -6720,6 +7063,119 @@ export interface components {
             /** @description expand=createdBy: the member (null when missing or not visible). */
             createdBy?: components["schemas"]["Member"] | null;
         };
+        TaskCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 1024 characters once trimmed. */
+            name: string;
+            projectId?: components["schemas"]["Id"];
+            description?: string | null;
+            archived?: boolean;
+            archivedAt?: components["schemas"]["Ignored"];
+            archivedById?: components["schemas"]["Ignored"];
+            completed?: boolean;
+            completedAt?: components["schemas"]["Ignored"];
+            completedById?: components["schemas"]["Ignored"];
+            listId?: components["schemas"]["Id"] | null;
+            statusId?: components["schemas"]["Id"] | null;
+            parentTaskId?: components["schemas"]["Id"] | null;
+            dependencyId?: components["schemas"]["Id"] | null;
+            recurringRuleId?: components["schemas"]["Id"] | null;
+            startAt?: components["schemas"]["DateTime"] | null;
+            dueAt?: components["schemas"]["DateTime"] | null;
+            remindAt?: components["schemas"]["DateTime"] | null;
+            storyPoints?: number | null;
+            estimate?: number | null;
+            order?: number;
+            orderList?: number | null;
+            banner?: string | null;
+            embedUrl?: string | null;
+            customFields?: {
+                customFieldId: components["schemas"]["Id"];
+                value: string;
+            }[] | null;
+            assignees?: components["schemas"]["Id"][];
+            labels?: components["schemas"]["Id"][];
+            subscribers?: components["schemas"]["Id"][];
+            connectedTasks?: components["schemas"]["Id"][];
+            hiddenFor?: components["schemas"]["Id"][];
+            niceId?: components["schemas"]["Ignored"];
+            createdById?: components["schemas"]["Ignored"];
+            /**
+             * @deprecated
+             * @description Retired name of listId.
+             */
+            milestoneId?: components["schemas"]["Id"] | null;
+            /**
+             * @deprecated
+             * @description Retired name of statusId.
+             */
+            taskGroupId?: components["schemas"]["Id"] | null;
+        };
+        TaskUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 1024 characters once trimmed. */
+            name?: string;
+            projectId?: components["schemas"]["Id"];
+            description?: string | null;
+            archived?: boolean;
+            archivedAt?: components["schemas"]["Ignored"];
+            archivedById?: components["schemas"]["Ignored"];
+            completed?: boolean;
+            completedAt?: components["schemas"]["Ignored"];
+            completedById?: components["schemas"]["Ignored"];
+            listId?: components["schemas"]["Id"] | null;
+            statusId?: components["schemas"]["Id"] | null;
+            parentTaskId?: components["schemas"]["Id"] | null;
+            dependencyId?: components["schemas"]["Id"] | null;
+            recurringRuleId?: components["schemas"]["Id"] | null;
+            startAt?: components["schemas"]["DateTime"] | null;
+            dueAt?: components["schemas"]["DateTime"] | null;
+            remindAt?: components["schemas"]["DateTime"] | null;
+            storyPoints?: number | null;
+            estimate?: number | null;
+            order?: number;
+            orderList?: number | null;
+            banner?: string | null;
+            embedUrl?: string | null;
+            customFields?: {
+                customFieldId: components["schemas"]["Id"];
+                value: string;
+            }[] | null;
+            assignees?: components["schemas"]["Id"][];
+            labels?: components["schemas"]["Id"][];
+            subscribers?: components["schemas"]["Id"][];
+            connectedTasks?: components["schemas"]["Id"][];
+            hiddenFor?: components["schemas"]["Id"][];
+            niceId?: components["schemas"]["Ignored"];
+            createdById?: components["schemas"]["Ignored"];
+            /**
+             * @deprecated
+             * @description Retired name of listId.
+             */
+            milestoneId?: components["schemas"]["Id"] | null;
+            /**
+             * @deprecated
+             * @description Retired name of statusId.
+             */
+            taskGroupId?: components["schemas"]["Id"] | null;
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A webhook record. With fields[webhooks], only id and the named fields are present. */
         Webhook: {
             id: string;
@@ -6755,6 +7211,53 @@ export interface components {
             /** @description expand=createdBy: the member (null when missing or not visible). */
             createdBy?: components["schemas"]["Member"] | null;
         };
+        WebhookCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            name?: string | null;
+            url: string;
+            events?: string[];
+            /** @enum {string} */
+            apiVersion?: "latest" | "2026-03-20";
+            active?: boolean;
+            failCount?: components["schemas"]["Ignored"];
+            secret?: components["schemas"]["Ignored"];
+            lastDeliveredAt?: components["schemas"]["Ignored"];
+            createdById?: components["schemas"]["Ignored"];
+        };
+        WebhookUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            name?: string | null;
+            url?: string;
+            events?: string[];
+            /** @enum {string} */
+            apiVersion?: "latest" | "2026-03-20";
+            active?: boolean;
+            failCount?: components["schemas"]["Ignored"];
+            secret?: components["schemas"]["Ignored"];
+            lastDeliveredAt?: components["schemas"]["Ignored"];
+            createdById?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A personalAccessToken record. With fields[personal-access-tokens], only id and the named fields are present. */
         PersonalAccessToken: {
             id: string;
@@ -6788,6 +7291,47 @@ export interface components {
             /** @description expand=updatedByActor: the actor (null when missing or not visible). */
             updatedByActor?: components["schemas"]["Actor"] | null;
         };
+        PersonalAccessTokenCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            name: string;
+            prefix?: components["schemas"]["Ignored"];
+            memberId?: components["schemas"]["Ignored"];
+            scopes: unknown[];
+            expiresAt?: string | null;
+            lastUsedAt?: components["schemas"]["Ignored"];
+            revokedAt?: components["schemas"]["Ignored"];
+            hash?: components["schemas"]["Ignored"];
+            status?: components["schemas"]["Ignored"];
+        };
+        PersonalAccessTokenUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            name?: string;
+            prefix?: components["schemas"]["Ignored"];
+            memberId?: components["schemas"]["Ignored"];
+            scopes?: unknown[];
+            expiresAt?: string | null;
+            lastUsedAt?: components["schemas"]["Ignored"];
+            revokedAt?: components["schemas"]["Ignored"];
+            hash?: components["schemas"]["Ignored"];
+            status?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A checklist record. With fields[checklists], only id and the named fields are present. */
         Checklist: {
             id: string;
@@ -6812,6 +7356,39 @@ export interface components {
             /** @description expand=checklistItems: the linked checklistItem records. */
             checklistItems?: components["schemas"]["ChecklistItem"][];
         };
+        ChecklistCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            name: string;
+            taskId: components["schemas"]["Id"];
+            order?: number;
+            projectId?: components["schemas"]["Ignored"];
+        };
+        ChecklistUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            name?: string;
+            taskId?: components["schemas"]["Id"];
+            order?: number;
+            projectId?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A checklistItem record. With fields[checklist-items], only id and the named fields are present. */
         ChecklistItem: {
             id: string;
@@ -6834,6 +7411,41 @@ export interface components {
             updatedByActor?: components["schemas"]["Actor"] | null;
             /** @description expand=checklist: the checklist (null when missing or not visible). */
             checklist?: components["schemas"]["Checklist"] | null;
+        };
+        ChecklistItemCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 1024 characters once trimmed. */
+            name: string;
+            checklistId: components["schemas"]["Id"];
+            order?: number;
+            completed?: boolean;
+            projectId?: components["schemas"]["Ignored"];
+        };
+        ChecklistItemUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 1024 characters once trimmed. */
+            name?: string;
+            checklistId?: components["schemas"]["Id"];
+            order?: number;
+            completed?: boolean;
+            projectId?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A documentFolder record. With fields[document-folders], only id and the named fields are present. */
         DocumentFolder: {
@@ -6862,6 +7474,39 @@ export interface components {
             folders?: components["schemas"]["DocumentFolder"][];
             /** @description expand=documents: the linked document records. */
             documents?: components["schemas"]["Document"][];
+        };
+        DocumentFolderCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            name: string;
+            projectId?: components["schemas"]["Id"];
+            parentId?: components["schemas"]["Id"] | null;
+            order?: number;
+        };
+        DocumentFolderUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            name?: string;
+            projectId?: components["schemas"]["Id"];
+            parentId?: components["schemas"]["Id"] | null;
+            order?: number;
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A document record. With fields[documents], only id and the named fields are present. */
         Document: {
@@ -6898,6 +7543,49 @@ export interface components {
             /** @description expand=createdBy: the member (null when missing or not visible). */
             createdBy?: components["schemas"]["Member"] | null;
         };
+        DocumentCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            title: string;
+            body?: string;
+            projectId?: components["schemas"]["Id"];
+            folderId?: components["schemas"]["Id"] | null;
+            /** @enum {string} */
+            accessType?: "project" | "private";
+            createdById?: components["schemas"]["Ignored"];
+        };
+        DocumentUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            title?: string;
+            body?: string;
+            projectId?: components["schemas"]["Id"];
+            folderId?: components["schemas"]["Id"] | null;
+            /** @enum {string} */
+            accessType?: "project" | "private";
+            createdById?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A chat record. With fields[chats], only id and the named fields are present. */
         Chat: {
             id: string;
@@ -6926,6 +7614,51 @@ export interface components {
             project?: components["schemas"]["Project"] | null;
             /** @description expand=members: computed entries. */
             members?: Record<string, never>[];
+        };
+        ChatCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @enum {string} */
+            type?: "group" | "direct" | "project";
+            name?: string | null;
+            description?: string | null;
+            memberIds?: components["schemas"]["Id"][] | null;
+            teamId?: components["schemas"]["Ignored"];
+            projectId?: components["schemas"]["Ignored"];
+            pinnedMessageId?: components["schemas"]["Ignored"];
+            lastMessageAt?: components["schemas"]["Ignored"];
+            createdById?: components["schemas"]["Ignored"];
+            directKey?: components["schemas"]["Ignored"];
+        };
+        ChatUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @enum {string} */
+            type?: "group" | "direct" | "project";
+            name?: string | null;
+            description?: string | null;
+            memberIds?: components["schemas"]["Id"][] | null;
+            teamId?: components["schemas"]["Ignored"];
+            projectId?: components["schemas"]["Ignored"];
+            pinnedMessageId?: components["schemas"]["Ignored"];
+            lastMessageAt?: components["schemas"]["Ignored"];
+            createdById?: components["schemas"]["Ignored"];
+            directKey?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A file record. With fields[files], only id and the named fields are present. */
         File: {
@@ -6983,6 +7716,79 @@ export interface components {
             /** @description expand=annotations: the linked annotation records. */
             annotations?: components["schemas"]["Annotation"][];
         };
+        FileCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            name: string;
+            size: number;
+            uploadKey?: string | null;
+            projectId?: components["schemas"]["Id"] | null;
+            taskId?: components["schemas"]["Id"] | null;
+            documentId?: components["schemas"]["Id"] | null;
+            messageId?: components["schemas"]["Id"] | null;
+            folderId?: components["schemas"]["Id"] | null;
+            processed?: components["schemas"]["Ignored"];
+            folderStack?: components["schemas"]["Ignored"];
+            uploaderId?: components["schemas"]["Ignored"];
+            annotationTaskId?: components["schemas"]["Ignored"];
+            labels?: components["schemas"]["Id"][];
+            subscribers?: components["schemas"]["Id"][];
+            blobKey?: components["schemas"]["Ignored"];
+            thumbnailKey?: components["schemas"]["Ignored"];
+            accessChatId?: components["schemas"]["Ignored"];
+            privateDoc?: components["schemas"]["Ignored"];
+            ownerId?: components["schemas"]["Ignored"];
+            url?: components["schemas"]["Ignored"];
+            download?: components["schemas"]["Ignored"];
+            thumbnail?: components["schemas"]["Ignored"];
+        };
+        FileUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            name?: string;
+            size?: number;
+            uploadKey?: string | null;
+            projectId?: components["schemas"]["Id"] | null;
+            taskId?: components["schemas"]["Id"] | null;
+            documentId?: components["schemas"]["Id"] | null;
+            messageId?: components["schemas"]["Id"] | null;
+            folderId?: components["schemas"]["Id"] | null;
+            processed?: components["schemas"]["Ignored"];
+            folderStack?: components["schemas"]["Ignored"];
+            uploaderId?: components["schemas"]["Ignored"];
+            annotationTaskId?: components["schemas"]["Ignored"];
+            labels?: components["schemas"]["Id"][];
+            subscribers?: components["schemas"]["Id"][];
+            blobKey?: components["schemas"]["Ignored"];
+            thumbnailKey?: components["schemas"]["Ignored"];
+            accessChatId?: components["schemas"]["Ignored"];
+            privateDoc?: components["schemas"]["Ignored"];
+            ownerId?: components["schemas"]["Ignored"];
+            url?: components["schemas"]["Ignored"];
+            download?: components["schemas"]["Ignored"];
+            thumbnail?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A annotation record. With fields[annotations], only id and the named fields are present. */
         Annotation: {
             id: string;
@@ -7017,6 +7823,63 @@ export interface components {
             task?: components["schemas"]["Task"] | null;
             /** @description expand=messages: the linked message records. */
             messages?: components["schemas"]["Message"][];
+        };
+        AnnotationCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @enum {string} */
+            type: "image" | "video";
+            fileId: components["schemas"]["Id"];
+            position?: {
+                /** @enum {string} */
+                shape?: "POINT" | "RECTANGLE" | "OVAL";
+                x?: number;
+                y?: number;
+                width?: number;
+                height?: number;
+            };
+            videoTimeSeconds?: number | null;
+            taskId?: components["schemas"]["Ignored"];
+            projectId?: components["schemas"]["Ignored"];
+            accessChatId?: components["schemas"]["Ignored"];
+            privateDoc?: components["schemas"]["Ignored"];
+            privateOwnerId?: components["schemas"]["Ignored"];
+        };
+        AnnotationUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @enum {string} */
+            type?: "image" | "video";
+            fileId?: components["schemas"]["Id"];
+            position?: {
+                /** @enum {string} */
+                shape?: "POINT" | "RECTANGLE" | "OVAL";
+                x?: number;
+                y?: number;
+                width?: number;
+                height?: number;
+            };
+            videoTimeSeconds?: number | null;
+            taskId?: components["schemas"]["Ignored"];
+            projectId?: components["schemas"]["Ignored"];
+            accessChatId?: components["schemas"]["Ignored"];
+            privateDoc?: components["schemas"]["Ignored"];
+            privateOwnerId?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A message record. With fields[messages], only id and the named fields are present. */
         Message: {
@@ -7078,6 +7941,85 @@ export interface components {
             /** @description expand=messages: the linked message records. */
             messages?: components["schemas"]["Message"][];
         };
+        MessageCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            text?: string | null;
+            url?: string | null;
+            /** @enum {string} */
+            type?: "text" | "gif" | "document" | "audio";
+            hideLinkPreview?: boolean;
+            audioDuration?: number | null;
+            sharedDocumentId?: components["schemas"]["Id"] | null;
+            tagged?: components["schemas"]["Id"][];
+            files?: components["schemas"]["Id"][];
+            teamId?: components["schemas"]["Ignored"];
+            subtype?: components["schemas"]["Ignored"];
+            isEdited?: components["schemas"]["Ignored"];
+            botName?: components["schemas"]["Ignored"];
+            botAvatar?: components["schemas"]["Ignored"];
+            authorId?: components["schemas"]["Ignored"];
+            chatId?: components["schemas"]["Id"] | null;
+            taskId?: components["schemas"]["Id"] | null;
+            documentId?: components["schemas"]["Id"] | null;
+            fileId?: components["schemas"]["Id"] | null;
+            annotationId?: components["schemas"]["Id"] | null;
+            parentMessageId?: components["schemas"]["Id"] | null;
+            recipientMemberId?: components["schemas"]["Id"] | null;
+            projectId?: components["schemas"]["Ignored"];
+            accessChatId?: components["schemas"]["Ignored"];
+            privateDoc?: components["schemas"]["Ignored"];
+            privateOwnerId?: components["schemas"]["Ignored"];
+        };
+        MessageUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            text?: string | null;
+            url?: string | null;
+            /** @enum {string} */
+            type?: "text" | "gif" | "document" | "audio";
+            hideLinkPreview?: boolean;
+            audioDuration?: number | null;
+            sharedDocumentId?: components["schemas"]["Id"] | null;
+            tagged?: components["schemas"]["Id"][];
+            files?: components["schemas"]["Id"][];
+            teamId?: components["schemas"]["Ignored"];
+            subtype?: components["schemas"]["Ignored"];
+            isEdited?: components["schemas"]["Ignored"];
+            botName?: components["schemas"]["Ignored"];
+            botAvatar?: components["schemas"]["Ignored"];
+            authorId?: components["schemas"]["Ignored"];
+            chatId?: components["schemas"]["Id"] | null;
+            taskId?: components["schemas"]["Id"] | null;
+            documentId?: components["schemas"]["Id"] | null;
+            fileId?: components["schemas"]["Id"] | null;
+            annotationId?: components["schemas"]["Id"] | null;
+            parentMessageId?: components["schemas"]["Id"] | null;
+            recipientMemberId?: components["schemas"]["Id"] | null;
+            projectId?: components["schemas"]["Ignored"];
+            accessChatId?: components["schemas"]["Ignored"];
+            privateDoc?: components["schemas"]["Ignored"];
+            privateOwnerId?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A projectDashboard record. With fields[project-dashboards], only id and the named fields are present. */
         ProjectDashboard: {
             id: string;
@@ -7110,6 +8052,59 @@ export interface components {
             /** @description expand=project: the project (null when missing or not visible). */
             project?: components["schemas"]["Project"] | null;
         };
+        ProjectDashboardCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name: string;
+            projectId?: components["schemas"]["Id"];
+            isShared?: boolean;
+            isDefault?: boolean;
+            widgets?: {
+                id?: components["schemas"]["Id"];
+                /** @enum {string} */
+                type: "tasks" | "chart" | "text" | "timeline" | "members" | "files" | "documents" | "milestones" | "embed";
+                title?: string | null;
+                config?: {
+                    [key: string]: unknown;
+                };
+            }[];
+            createdById?: components["schemas"]["Ignored"];
+        };
+        ProjectDashboardUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name?: string;
+            projectId?: components["schemas"]["Id"];
+            isShared?: boolean;
+            isDefault?: boolean;
+            widgets?: {
+                id?: components["schemas"]["Id"];
+                /** @enum {string} */
+                type: "tasks" | "chart" | "text" | "timeline" | "members" | "files" | "documents" | "milestones" | "embed";
+                title?: string | null;
+                config?: {
+                    [key: string]: unknown;
+                };
+            }[];
+            createdById?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A reminder record. With fields[reminders], only id and the named fields are present. */
         Reminder: {
             id: string;
@@ -7136,6 +8131,45 @@ export interface components {
             updatedByActor?: components["schemas"]["Actor"] | null;
             /** @description expand=task: the task (null when missing or not visible). */
             task?: components["schemas"]["Task"] | null;
+        };
+        ReminderCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            date: components["schemas"]["DateTime"];
+            taskId: components["schemas"]["Id"];
+            /** @enum {string} */
+            type?: "custom" | "overdue";
+            createdById?: components["schemas"]["Ignored"];
+            projectId?: components["schemas"]["Ignored"];
+            firedAt?: components["schemas"]["Ignored"];
+            personal?: components["schemas"]["Ignored"];
+        };
+        ReminderUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            date?: components["schemas"]["DateTime"];
+            taskId?: components["schemas"]["Id"];
+            /** @enum {string} */
+            type?: "custom" | "overdue";
+            createdById?: components["schemas"]["Ignored"];
+            projectId?: components["schemas"]["Ignored"];
+            firedAt?: components["schemas"]["Ignored"];
+            personal?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A form record. With fields[forms], only id and the named fields are present. */
         Form: {
@@ -7204,6 +8238,107 @@ export interface components {
             /** @description expand=createdBy: the member (null when missing or not visible). */
             createdBy?: components["schemas"]["Member"] | null;
         };
+        FormCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            name?: components["schemas"]["Ignored"];
+            meta: {
+                /** @description At most 255 characters once trimmed. */
+                title?: string;
+                description?: string | null;
+            };
+            automation?: ("task" | "doc" | "message" | "checkin") | null;
+            targetStatusId?: components["schemas"]["Id"] | null;
+            targetListId?: components["schemas"]["Id"] | null;
+            afterSubmit?: {
+                heading: string;
+                body_text: string;
+                image_url?: string | null;
+                redirect_url?: string | null;
+                auto_reply_email?: {
+                    subject: string;
+                    body: string;
+                } | null;
+            } | null;
+            multiSubmit?: boolean;
+            /** @enum {string} */
+            docAccessType?: "public" | "limited" | "private";
+            isShared?: boolean;
+            url?: components["schemas"]["Ignored"];
+            shareKey?: components["schemas"]["Ignored"];
+            projectId?: components["schemas"]["Id"] | null;
+            createdById?: components["schemas"]["Ignored"];
+            fields: {
+                id?: components["schemas"]["Id"];
+                /** @enum {string} */
+                type?: "shortText" | "longText" | "singleChoice" | "multipleChoice" | "date" | "number" | "email" | "file" | "rating";
+                /** @description At most 1000 characters once trimmed. */
+                title?: string;
+                description?: string | null;
+                required?: boolean;
+                choices?: unknown;
+            }[];
+        };
+        FormUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            purgeAt?: components["schemas"]["Ignored"];
+            deletedById?: components["schemas"]["Ignored"];
+            name?: components["schemas"]["Ignored"];
+            meta?: {
+                /** @description At most 255 characters once trimmed. */
+                title?: string;
+                description?: string | null;
+            };
+            automation?: ("task" | "doc" | "message" | "checkin") | null;
+            targetStatusId?: components["schemas"]["Id"] | null;
+            targetListId?: components["schemas"]["Id"] | null;
+            afterSubmit?: {
+                heading: string;
+                body_text: string;
+                image_url?: string | null;
+                redirect_url?: string | null;
+                auto_reply_email?: {
+                    subject: string;
+                    body: string;
+                } | null;
+            } | null;
+            multiSubmit?: boolean;
+            /** @enum {string} */
+            docAccessType?: "public" | "limited" | "private";
+            isShared?: boolean;
+            url?: components["schemas"]["Ignored"];
+            shareKey?: components["schemas"]["Ignored"];
+            projectId?: components["schemas"]["Id"] | null;
+            createdById?: components["schemas"]["Ignored"];
+            fields?: {
+                id?: components["schemas"]["Id"];
+                /** @enum {string} */
+                type?: "shortText" | "longText" | "singleChoice" | "multipleChoice" | "date" | "number" | "email" | "file" | "rating";
+                /** @description At most 1000 characters once trimmed. */
+                title?: string;
+                description?: string | null;
+                required?: boolean;
+                choices?: unknown;
+            }[];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A customField record. With fields[custom-fields], only id and the named fields are present. */
         CustomField: {
             id: string;
@@ -7231,6 +8366,53 @@ export interface components {
             updatedByActor?: components["schemas"]["Actor"] | null;
             /** @description expand=project: the project (null when missing or not visible). */
             project?: components["schemas"]["Project"] | null;
+        };
+        CustomFieldCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name: string;
+            /** @enum {string} */
+            type: "text" | "number" | "date" | "dropdown" | "checkbox" | "url" | "email";
+            description?: string | null;
+            options?: {
+                id?: components["schemas"]["Id"];
+                /** @description At most 100 characters once trimmed. */
+                label: string;
+                color?: string | null;
+            }[];
+            projectId?: components["schemas"]["Id"] | null;
+        };
+        CustomFieldUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name?: string;
+            /** @enum {string} */
+            type?: "text" | "number" | "date" | "dropdown" | "checkbox" | "url" | "email";
+            description?: string | null;
+            options?: {
+                id?: components["schemas"]["Id"];
+                /** @description At most 100 characters once trimmed. */
+                label: string;
+                color?: string | null;
+            }[];
+            projectId?: components["schemas"]["Id"] | null;
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A checkInRequest record. With fields[check-in-requests], only id and the named fields are present. */
         CheckInRequest: {
@@ -7265,6 +8447,49 @@ export interface components {
             /** @description expand=checkIns: the linked checkIn records. */
             checkIns?: components["schemas"]["CheckIn"][];
         };
+        CheckInRequestCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 500 characters once trimmed. */
+            question: string;
+            projectId?: components["schemas"]["Id"];
+            /** @enum {string} */
+            frequency?: "once" | "daily" | "weekdays" | "weekly" | "biweekly" | "monthly";
+            startAt: components["schemas"]["DateTime"];
+            endAt?: components["schemas"]["DateTime"] | null;
+            paused?: boolean;
+            createdById?: components["schemas"]["Ignored"];
+            assignees?: components["schemas"]["Id"][];
+        };
+        CheckInRequestUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 500 characters once trimmed. */
+            question?: string;
+            projectId?: components["schemas"]["Id"];
+            /** @enum {string} */
+            frequency?: "once" | "daily" | "weekdays" | "weekly" | "biweekly" | "monthly";
+            startAt?: components["schemas"]["DateTime"];
+            endAt?: components["schemas"]["DateTime"] | null;
+            paused?: boolean;
+            createdById?: components["schemas"]["Ignored"];
+            assignees?: components["schemas"]["Id"][];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A checkIn record. With fields[check-ins], only id and the named fields are present. */
         CheckIn: {
             id: string;
@@ -7295,6 +8520,45 @@ export interface components {
             /** @description expand=createdBy: the member (null when missing or not visible). */
             createdBy?: components["schemas"]["Member"] | null;
         };
+        CheckInCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 65535 characters once trimmed. */
+            text: string;
+            health?: ("onTrack" | "atRisk" | "offTrack") | null;
+            projectId?: components["schemas"]["Id"];
+            checkInRequestId?: components["schemas"]["Id"] | null;
+            createdById?: components["schemas"]["Ignored"];
+            assignees?: components["schemas"]["Id"][];
+            subscribers?: components["schemas"]["Id"][];
+        };
+        CheckInUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 65535 characters once trimmed. */
+            text?: string;
+            health?: ("onTrack" | "atRisk" | "offTrack") | null;
+            projectId?: components["schemas"]["Id"];
+            checkInRequestId?: components["schemas"]["Id"] | null;
+            createdById?: components["schemas"]["Ignored"];
+            assignees?: components["schemas"]["Id"][];
+            subscribers?: components["schemas"]["Id"][];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A reportChart record. With fields[report-charts], only id and the named fields are present. */
         ReportChart: {
             id: string;
@@ -7324,6 +8588,47 @@ export interface components {
             updatedByActor?: components["schemas"]["Actor"] | null;
             /** @description expand=createdBy: the member (null when missing or not visible). */
             createdBy?: components["schemas"]["Member"] | null;
+        };
+        ReportChartCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name: string;
+            /** @enum {string} */
+            type: "burndown" | "burnup" | "velocity" | "cumulativeFlow" | "workload" | "taskStatus";
+            projects?: components["schemas"]["Id"][];
+            startDate?: string | null;
+            endDate?: string | null;
+            options?: unknown | null;
+            createdById?: components["schemas"]["Ignored"];
+        };
+        ReportChartUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name?: string;
+            /** @enum {string} */
+            type?: "burndown" | "burnup" | "velocity" | "cumulativeFlow" | "workload" | "taskStatus";
+            projects?: components["schemas"]["Id"][];
+            startDate?: string | null;
+            endDate?: string | null;
+            options?: unknown | null;
+            createdById?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A recurringRule record. With fields[recurring-rules], only id and the named fields are present. */
         RecurringRule: {
@@ -7372,6 +8677,69 @@ export interface components {
             /** @description expand=tasks: the linked task records. */
             tasks?: components["schemas"]["Task"][];
         };
+        RecurringRuleCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 1024 characters once trimmed. */
+            name: string;
+            description?: string | null;
+            projectId?: components["schemas"]["Id"];
+            listId?: components["schemas"]["Id"] | null;
+            statusId?: components["schemas"]["Id"] | null;
+            /** @enum {string} */
+            frequency: "daily" | "weekly" | "monthly" | "yearly";
+            interval?: number;
+            daysOfWeek?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[] | null;
+            dayOfMonth?: number | null;
+            timeOfDay?: string;
+            startDate?: string;
+            endDate?: string | null;
+            count?: number | null;
+            active?: boolean;
+            occurrences?: components["schemas"]["Ignored"];
+            nextRunAt?: components["schemas"]["Ignored"];
+            lastRunAt?: components["schemas"]["Ignored"];
+            actorId?: components["schemas"]["Ignored"];
+        };
+        RecurringRuleUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 1024 characters once trimmed. */
+            name?: string;
+            description?: string | null;
+            projectId?: components["schemas"]["Id"];
+            listId?: components["schemas"]["Id"] | null;
+            statusId?: components["schemas"]["Id"] | null;
+            /** @enum {string} */
+            frequency?: "daily" | "weekly" | "monthly" | "yearly";
+            interval?: number;
+            daysOfWeek?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[] | null;
+            dayOfMonth?: number | null;
+            timeOfDay?: string;
+            startDate?: string;
+            endDate?: string | null;
+            count?: number | null;
+            active?: boolean;
+            occurrences?: components["schemas"]["Ignored"];
+            nextRunAt?: components["schemas"]["Ignored"];
+            lastRunAt?: components["schemas"]["Ignored"];
+            actorId?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A goalGroup record. With fields[goal-groups], only id and the named fields are present. */
         GoalGroup: {
             id: string;
@@ -7393,6 +8761,39 @@ export interface components {
             updatedByActor?: components["schemas"]["Actor"] | null;
             /** @description expand=goals: the linked goal records. */
             goals?: components["schemas"]["Goal"][];
+        };
+        GoalGroupCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            name: string;
+            description?: string | null;
+            color?: string;
+            order?: number;
+        };
+        GoalGroupUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            name?: string;
+            description?: string | null;
+            color?: string;
+            order?: number;
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A goal record. With fields[goals], only id and the named fields are present. */
         Goal: {
@@ -7428,6 +8829,55 @@ export interface components {
             /** @description expand=owner: the member (null when missing or not visible). */
             owner?: components["schemas"]["Member"] | null;
         };
+        GoalCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            name: string;
+            description?: string | null;
+            groupId?: components["schemas"]["Id"] | null;
+            ownerId?: components["schemas"]["Id"] | null;
+            /** @enum {string} */
+            status?: "onTrack" | "atRisk" | "offTrack" | "achieved";
+            startValue?: number;
+            currentValue?: number;
+            targetValue?: number;
+            unit?: string | null;
+            startDate?: string | null;
+            dueDate?: string | null;
+        };
+        GoalUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 255 characters once trimmed. */
+            name?: string;
+            description?: string | null;
+            groupId?: components["schemas"]["Id"] | null;
+            ownerId?: components["schemas"]["Id"] | null;
+            /** @enum {string} */
+            status?: "onTrack" | "atRisk" | "offTrack" | "achieved";
+            startValue?: number;
+            currentValue?: number;
+            targetValue?: number;
+            unit?: string | null;
+            startDate?: string | null;
+            dueDate?: string | null;
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A timeEntry record. With fields[time-entries], only id and the named fields are present. */
         TimeEntry: {
             id: string;
@@ -7460,6 +8910,45 @@ export interface components {
             /** @description expand=project: the project (null when missing or not visible). */
             project?: components["schemas"]["Project"] | null;
         };
+        TimeEntryCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            taskId: components["schemas"]["Id"];
+            memberId?: components["schemas"]["Ignored"];
+            projectId?: components["schemas"]["Ignored"];
+            startAt: components["schemas"]["DateTime"];
+            endAt: components["schemas"]["DateTime"];
+            durationSeconds?: components["schemas"]["Ignored"];
+            description?: string | null;
+            billable?: boolean;
+        };
+        TimeEntryUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            taskId?: components["schemas"]["Id"];
+            memberId?: components["schemas"]["Ignored"];
+            projectId?: components["schemas"]["Ignored"];
+            startAt?: components["schemas"]["DateTime"];
+            endAt?: components["schemas"]["DateTime"];
+            durationSeconds?: components["schemas"]["Ignored"];
+            description?: string | null;
+            billable?: boolean;
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A projectFolder record. With fields[project-folders], only id and the named fields are present. */
         ProjectFolder: {
             id: string;
@@ -7480,6 +8969,37 @@ export interface components {
             updatedByActor?: components["schemas"]["Actor"] | null;
             /** @description expand=portfolio: the portfolio (null when missing or not visible). */
             portfolio?: components["schemas"]["Portfolio"] | null;
+        };
+        ProjectFolderCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name: string;
+            portfolioId?: components["schemas"]["Id"];
+            order?: number;
+        };
+        ProjectFolderUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 100 characters once trimmed. */
+            name?: string;
+            portfolioId?: components["schemas"]["Id"];
+            order?: number;
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A taskHandoff record. With fields[task-handoffs], only id and the named fields are present. */
         TaskHandoff: {
@@ -7512,6 +9032,45 @@ export interface components {
             /** @description expand=fromMember: the member (null when missing or not visible). */
             fromMember?: components["schemas"]["Member"] | null;
         };
+        TaskHandoffCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            taskId: components["schemas"]["Id"];
+            toMemberId: components["schemas"]["Id"];
+            fromMemberId?: components["schemas"]["Ignored"];
+            note?: string | null;
+            /** @enum {string} */
+            status?: "pending" | "accepted" | "declined";
+            respondedAt?: components["schemas"]["Ignored"];
+            projectId?: components["schemas"]["Ignored"];
+        };
+        TaskHandoffUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            taskId?: components["schemas"]["Id"];
+            toMemberId?: components["schemas"]["Id"];
+            fromMemberId?: components["schemas"]["Ignored"];
+            note?: string | null;
+            /** @enum {string} */
+            status?: "pending" | "accepted" | "declined";
+            respondedAt?: components["schemas"]["Ignored"];
+            projectId?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A presenceStatus record. With fields[presence-statuses], only id and the named fields are present. */
         PresenceStatus: {
             id: string;
@@ -7539,6 +9098,43 @@ export interface components {
             /** @description expand=member: the member (null when missing or not visible). */
             member?: components["schemas"]["Member"] | null;
         };
+        PresenceStatusCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            memberId?: components["schemas"]["Ignored"];
+            emoji?: string | null;
+            text?: string | null;
+            /** @enum {string} */
+            availability?: "available" | "busy" | "away" | "doNotDisturb";
+            until?: components["schemas"]["DateTime"] | null;
+            expired?: components["schemas"]["Ignored"];
+        };
+        PresenceStatusUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            memberId?: components["schemas"]["Ignored"];
+            emoji?: string | null;
+            text?: string | null;
+            /** @enum {string} */
+            availability?: "available" | "busy" | "away" | "doNotDisturb";
+            until?: components["schemas"]["DateTime"] | null;
+            expired?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
+        };
         /** @description A favoriteFolder record. With fields[favorite-folders], only id and the named fields are present. */
         FavoriteFolder: {
             id: string;
@@ -7556,6 +9152,33 @@ export interface components {
             updatedBy?: components["schemas"]["Member"] | null;
             /** @description expand=favorites: the linked favorite records. */
             favorites?: components["schemas"]["Favorite"][];
+        };
+        FavoriteFolderCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdById?: components["schemas"]["Ignored"];
+            updatedById?: components["schemas"]["Ignored"];
+            /** @description At most 30 characters once trimmed. */
+            name: string;
+            order?: number;
+            personal?: components["schemas"]["Ignored"];
+        };
+        FavoriteFolderUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdById?: components["schemas"]["Ignored"];
+            updatedById?: components["schemas"]["Ignored"];
+            /** @description At most 30 characters once trimmed. */
+            name?: string;
+            order?: number;
+            personal?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A favorite record. With fields[favorites], only id and the named fields are present. */
         Favorite: {
@@ -7580,6 +9203,43 @@ export interface components {
             updatedByActor?: components["schemas"]["Actor"] | null;
             /** @description expand=favoriteFolder: the favoriteFolder (null when missing or not visible). */
             favoriteFolder?: components["schemas"]["FavoriteFolder"] | null;
+        };
+        FavoriteCreate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @enum {string} */
+            targetType: "portfolio" | "project" | "task" | "list" | "document" | "file" | "chat" | "projectDashboard" | "goal" | "reportChart";
+            targetId: components["schemas"]["Id"];
+            favoriteFolderId?: components["schemas"]["Id"] | null;
+            order?: number;
+            createdById?: components["schemas"]["Ignored"];
+            personal?: components["schemas"]["Ignored"];
+        };
+        FavoriteUpdate: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @enum {string} */
+            targetType?: "portfolio" | "project" | "task" | "list" | "document" | "file" | "chat" | "projectDashboard" | "goal" | "reportChart";
+            targetId?: components["schemas"]["Id"];
+            favoriteFolderId?: components["schemas"]["Id"] | null;
+            order?: number;
+            createdById?: components["schemas"]["Ignored"];
+            personal?: components["schemas"]["Ignored"];
+            /**
+             * Format: date-time
+             * @description The updatedAt you last read: 409 stale_write when the record changed since.
+             */
+            expectedUpdatedAt?: string;
         };
         /** @description A task record. With fields[tasks], only id and the named fields are present. */
         TaskTree: {
@@ -7682,11 +9342,23 @@ export interface components {
         };
         /** @description A task's create body, plus subtasks: nodes of the same shape, created under it (a nested node takes its place from the tree). */
         TaskTreeNode: {
+            id?: components["schemas"]["Ignored"];
+            createdAt?: components["schemas"]["Ignored"];
+            updatedAt?: components["schemas"]["Ignored"];
+            createdByActorId?: components["schemas"]["Ignored"];
+            updatedByActorId?: components["schemas"]["Ignored"];
+            createdByActorType?: components["schemas"]["Ignored"];
+            updatedByActorType?: components["schemas"]["Ignored"];
+            /** @description At most 1024 characters once trimmed. */
             name: string;
             projectId?: components["schemas"]["Id"];
             description?: string | null;
             archived?: boolean;
+            archivedAt?: components["schemas"]["Ignored"];
+            archivedById?: components["schemas"]["Ignored"];
             completed?: boolean;
+            completedAt?: components["schemas"]["Ignored"];
+            completedById?: components["schemas"]["Ignored"];
             listId?: components["schemas"]["Id"] | null;
             statusId?: components["schemas"]["Id"] | null;
             parentTaskId?: components["schemas"]["Id"] | null;
@@ -7710,7 +9382,117 @@ export interface components {
             subscribers?: components["schemas"]["Id"][];
             connectedTasks?: components["schemas"]["Id"][];
             hiddenFor?: components["schemas"]["Id"][];
+            niceId?: components["schemas"]["Ignored"];
+            createdById?: components["schemas"]["Ignored"];
+            /**
+             * @deprecated
+             * @description Retired name of listId.
+             */
+            milestoneId?: components["schemas"]["Id"] | null;
+            /**
+             * @deprecated
+             * @description Retired name of statusId.
+             */
+            taskGroupId?: components["schemas"]["Id"] | null;
             subtasks?: components["schemas"]["TaskTreeNode"][];
+        };
+        AnnotationEventPayload: {
+            annotation: components["schemas"]["Annotation"];
+        };
+        ChatEventPayload: {
+            chat: components["schemas"]["Chat"];
+        };
+        MembershipEventPayload: {
+            parentId: string;
+            relatedId: string;
+            relation: string;
+        };
+        CheckInEventPayload: {
+            checkIn: components["schemas"]["CheckIn"];
+        };
+        CheckInRequestEventPayload: {
+            checkInRequest: components["schemas"]["CheckInRequest"];
+        };
+        ChecklistEventPayload: {
+            checklist: components["schemas"]["Checklist"];
+        };
+        ChecklistItemEventPayload: {
+            checklistItem: components["schemas"]["ChecklistItem"];
+        };
+        DocumentEventPayload: {
+            document: components["schemas"]["Document"];
+        };
+        FavoriteEventPayload: {
+            favorite: components["schemas"]["Favorite"];
+        };
+        FavoriteFolderEventPayload: {
+            favoriteFolder: components["schemas"]["FavoriteFolder"];
+        };
+        FileEventPayload: {
+            file: components["schemas"]["File"];
+        };
+        FormEventPayload: {
+            form: components["schemas"]["Form"];
+        };
+        GoalEventPayload: {
+            goal: components["schemas"]["Goal"];
+        };
+        GoalGroupEventPayload: {
+            goalGroup: components["schemas"]["GoalGroup"];
+        };
+        LabelEventPayload: {
+            label: components["schemas"]["Label"];
+        };
+        ListEventPayload: {
+            list: components["schemas"]["List"];
+        };
+        MemberEventPayload: {
+            member: components["schemas"]["Member"];
+        };
+        MessageEventPayload: {
+            message: components["schemas"]["Message"];
+        };
+        PortfolioEventPayload: {
+            portfolio: components["schemas"]["Portfolio"];
+        };
+        PresenceStatusEventPayload: {
+            presenceStatus: components["schemas"]["PresenceStatus"];
+        };
+        ProjectEventPayload: {
+            project: components["schemas"]["Project"];
+        };
+        ProjectDashboardEventPayload: {
+            projectDashboard: components["schemas"]["ProjectDashboard"];
+        };
+        ProjectFolderEventPayload: {
+            projectFolder: components["schemas"]["ProjectFolder"];
+        };
+        RecurringRuleEventPayload: {
+            recurringRule: components["schemas"]["RecurringRule"];
+        };
+        ReminderEventPayload: {
+            reminder: components["schemas"]["Reminder"];
+        };
+        ReportChartEventPayload: {
+            reportChart: components["schemas"]["ReportChart"];
+        };
+        RoleEventPayload: {
+            role: components["schemas"]["Role"];
+        };
+        StatusEventPayload: {
+            status: components["schemas"]["Status"];
+        };
+        TaskEventPayload: {
+            task: components["schemas"]["Task"];
+        };
+        TaskHandoffEventPayload: {
+            taskHandoff: components["schemas"]["TaskHandoff"];
+        };
+        TimeEntryEventPayload: {
+            timeEntry: components["schemas"]["TimeEntry"];
+        };
+        WebhookEventPayload: {
+            webhook: components["schemas"]["Webhook"];
         };
         Id: string;
         /**
@@ -10379,16 +12161,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    role?: string;
-                    roleId?: components["schemas"]["Id"];
-                    active?: boolean;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["MemberUpdate"];
             };
         };
         responses: {
@@ -10501,11 +12274,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    permissions?: string[];
-                    initialScreen?: string | null;
-                };
+                "application/json": components["schemas"]["RoleCreate"];
             };
         };
         responses: {
@@ -10603,16 +12372,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    permissions?: string[];
-                    initialScreen?: string | null;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["RoleUpdate"];
             };
         };
         responses: {
@@ -10695,11 +12455,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    color?: string | null;
-                    type?: number;
-                };
+                "application/json": components["schemas"]["LabelCreate"];
             };
         };
         responses: {
@@ -10797,16 +12553,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    color?: string | null;
-                    type?: number;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["LabelUpdate"];
             };
         };
         responses: {
@@ -10909,14 +12656,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    icon?: string | null;
-                    initials?: string;
-                    color?: string;
-                    order?: number;
-                    members?: components["schemas"]["Id"][];
-                };
+                "application/json": components["schemas"]["PortfolioCreate"];
             };
         };
         responses: {
@@ -11014,20 +12754,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    icon?: string | null;
-                    initials?: string;
-                    color?: string;
-                    order?: number;
-                    ownerId?: components["schemas"]["Id"];
-                    members?: components["schemas"]["Id"][];
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["PortfolioUpdate"];
             };
         };
         responses: {
@@ -11267,36 +12994,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    icon?: string | null;
-                    initials?: string;
-                    color?: string;
-                    portfolioId?: components["schemas"]["Id"];
-                    /** @enum {string} */
-                    accessType?: "limited" | "public" | "workspace";
-                    modules?: ("tasks" | "milestones" | "calendar" | "documents" | "files" | "discussion" | "forms" | "home")[];
-                    defaultTasksView?: ("table" | "calendar" | "swimlane" | "kanban" | "timeline" | "report") | null;
-                    hiddenListColumns?: string[] | null;
-                    listColumnsOrder?: string[] | null;
-                    customFieldsOrder?: string[] | null;
-                    taskCustomFieldsOrder?: string[] | null;
-                    listCustomFieldsOrder?: string[] | null;
-                    autoMilestones?: boolean;
-                    estimationUnit?: ("points" | "hours" | "none") | null;
-                    hideUsersFromGuests?: boolean;
-                    subtaskStatusEnabled?: boolean;
-                    queryAllFiles?: boolean;
-                    members?: components["schemas"]["Id"][];
-                    projectFolderId?: components["schemas"]["Id"] | null;
-                    customFields?: {
-                        customFieldId: components["schemas"]["Id"];
-                        value: string;
-                    }[] | null;
-                    archived?: boolean;
-                    order?: number;
-                };
+                "application/json": components["schemas"]["ProjectCreate"];
             };
         };
         responses: {
@@ -11394,38 +13092,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    description?: string | null;
-                    icon?: string | null;
-                    initials?: string;
-                    color?: string;
-                    /** @enum {string} */
-                    accessType?: "limited" | "public" | "workspace";
-                    defaultTasksView?: ("table" | "calendar" | "swimlane" | "kanban" | "timeline" | "report") | null;
-                    hiddenListColumns?: string[] | null;
-                    listColumnsOrder?: string[] | null;
-                    customFieldsOrder?: string[] | null;
-                    taskCustomFieldsOrder?: string[] | null;
-                    listCustomFieldsOrder?: string[] | null;
-                    estimationUnit?: ("points" | "hours" | "none") | null;
-                    hideUsersFromGuests?: boolean;
-                    subtaskStatusEnabled?: boolean;
-                    queryAllFiles?: boolean;
-                    members?: components["schemas"]["Id"][];
-                    projectFolderId?: components["schemas"]["Id"] | null;
-                    customFields?: {
-                        customFieldId: components["schemas"]["Id"];
-                        value: string;
-                    }[] | null;
-                    archived?: boolean;
-                    order?: number;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["ProjectUpdate"];
             };
         };
         responses: {
@@ -11660,15 +13327,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    projectId?: components["schemas"]["Id"];
-                    color?: string | null;
-                    order?: number;
-                    archived?: boolean;
-                    assignees?: components["schemas"]["Id"][];
-                    hiddenFor?: components["schemas"]["Id"][];
-                };
+                "application/json": components["schemas"]["StatusCreate"];
             };
         };
         responses: {
@@ -11766,19 +13425,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    color?: string | null;
-                    order?: number;
-                    archived?: boolean;
-                    assignees?: components["schemas"]["Id"][];
-                    hiddenFor?: components["schemas"]["Id"][];
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["StatusUpdate"];
             };
         };
         responses: {
@@ -12102,15 +13749,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    projectId?: components["schemas"]["Id"];
-                    color?: string | null;
-                    order?: number;
-                    archived?: boolean;
-                    assignees?: components["schemas"]["Id"][];
-                    hiddenFor?: components["schemas"]["Id"][];
-                };
+                "application/json": components["schemas"]["StatusCreate"];
             };
         };
         responses: {
@@ -12238,19 +13877,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    color?: string | null;
-                    order?: number;
-                    archived?: boolean;
-                    assignees?: components["schemas"]["Id"][];
-                    hiddenFor?: components["schemas"]["Id"][];
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["StatusUpdate"];
             };
         };
         responses: {
@@ -12674,27 +14301,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    projectId?: components["schemas"]["Id"];
-                    description?: string | null;
-                    start?: components["schemas"]["DateTime"] | null;
-                    end?: components["schemas"]["DateTime"] | null;
-                    order?: number;
-                    color?: string;
-                    archived?: boolean;
-                    isMilestone?: boolean;
-                    dependencyId?: components["schemas"]["Id"] | null;
-                    statusId?: components["schemas"]["Id"] | null;
-                    recurringRuleId?: components["schemas"]["Id"] | null;
-                    assignees?: components["schemas"]["Id"][];
-                    hiddenFor?: components["schemas"]["Id"][];
-                    goals?: components["schemas"]["Id"][];
-                    customFields?: {
-                        customFieldId: components["schemas"]["Id"];
-                        value: string;
-                    }[] | null;
-                };
+                "application/json": components["schemas"]["ListCreate"];
             };
         };
         responses: {
@@ -12792,30 +14399,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    description?: string | null;
-                    start?: components["schemas"]["DateTime"] | null;
-                    end?: components["schemas"]["DateTime"] | null;
-                    order?: number;
-                    color?: string;
-                    archived?: boolean;
-                    isMilestone?: boolean;
-                    dependencyId?: components["schemas"]["Id"] | null;
-                    recurringRuleId?: components["schemas"]["Id"] | null;
-                    assignees?: components["schemas"]["Id"][];
-                    hiddenFor?: components["schemas"]["Id"][];
-                    goals?: components["schemas"]["Id"][];
-                    customFields?: {
-                        customFieldId: components["schemas"]["Id"];
-                        value: string;
-                    }[] | null;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["ListUpdate"];
             };
         };
         responses: {
@@ -13262,27 +14846,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    projectId?: components["schemas"]["Id"];
-                    description?: string | null;
-                    start?: components["schemas"]["DateTime"] | null;
-                    end?: components["schemas"]["DateTime"] | null;
-                    order?: number;
-                    color?: string;
-                    archived?: boolean;
-                    isMilestone?: boolean;
-                    dependencyId?: components["schemas"]["Id"] | null;
-                    statusId?: components["schemas"]["Id"] | null;
-                    recurringRuleId?: components["schemas"]["Id"] | null;
-                    assignees?: components["schemas"]["Id"][];
-                    hiddenFor?: components["schemas"]["Id"][];
-                    goals?: components["schemas"]["Id"][];
-                    customFields?: {
-                        customFieldId: components["schemas"]["Id"];
-                        value: string;
-                    }[] | null;
-                };
+                "application/json": components["schemas"]["ListCreate"];
             };
         };
         responses: {
@@ -13410,30 +14974,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    description?: string | null;
-                    start?: components["schemas"]["DateTime"] | null;
-                    end?: components["schemas"]["DateTime"] | null;
-                    order?: number;
-                    color?: string;
-                    archived?: boolean;
-                    isMilestone?: boolean;
-                    dependencyId?: components["schemas"]["Id"] | null;
-                    recurringRuleId?: components["schemas"]["Id"] | null;
-                    assignees?: components["schemas"]["Id"][];
-                    hiddenFor?: components["schemas"]["Id"][];
-                    goals?: components["schemas"]["Id"][];
-                    customFields?: {
-                        customFieldId: components["schemas"]["Id"];
-                        value: string;
-                    }[] | null;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["ListUpdate"];
             };
         };
         responses: {
@@ -14047,36 +15588,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    projectId?: components["schemas"]["Id"];
-                    description?: string | null;
-                    archived?: boolean;
-                    completed?: boolean;
-                    listId?: components["schemas"]["Id"] | null;
-                    statusId?: components["schemas"]["Id"] | null;
-                    parentTaskId?: components["schemas"]["Id"] | null;
-                    dependencyId?: components["schemas"]["Id"] | null;
-                    recurringRuleId?: components["schemas"]["Id"] | null;
-                    startAt?: components["schemas"]["DateTime"] | null;
-                    dueAt?: components["schemas"]["DateTime"] | null;
-                    remindAt?: components["schemas"]["DateTime"] | null;
-                    storyPoints?: number | null;
-                    estimate?: number | null;
-                    order?: number;
-                    orderList?: number | null;
-                    banner?: string | null;
-                    embedUrl?: string | null;
-                    customFields?: {
-                        customFieldId: components["schemas"]["Id"];
-                        value: string;
-                    }[] | null;
-                    assignees?: components["schemas"]["Id"][];
-                    labels?: components["schemas"]["Id"][];
-                    subscribers?: components["schemas"]["Id"][];
-                    connectedTasks?: components["schemas"]["Id"][];
-                    hiddenFor?: components["schemas"]["Id"][];
-                };
+                "application/json": components["schemas"]["TaskCreate"];
             };
         };
         responses: {
@@ -14174,41 +15686,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    projectId?: components["schemas"]["Id"];
-                    description?: string | null;
-                    archived?: boolean;
-                    completed?: boolean;
-                    listId?: components["schemas"]["Id"] | null;
-                    statusId?: components["schemas"]["Id"] | null;
-                    parentTaskId?: components["schemas"]["Id"] | null;
-                    dependencyId?: components["schemas"]["Id"] | null;
-                    recurringRuleId?: components["schemas"]["Id"] | null;
-                    startAt?: components["schemas"]["DateTime"] | null;
-                    dueAt?: components["schemas"]["DateTime"] | null;
-                    remindAt?: components["schemas"]["DateTime"] | null;
-                    storyPoints?: number | null;
-                    estimate?: number | null;
-                    order?: number;
-                    orderList?: number | null;
-                    banner?: string | null;
-                    embedUrl?: string | null;
-                    customFields?: {
-                        customFieldId: components["schemas"]["Id"];
-                        value: string;
-                    }[] | null;
-                    assignees?: components["schemas"]["Id"][];
-                    labels?: components["schemas"]["Id"][];
-                    subscribers?: components["schemas"]["Id"][];
-                    connectedTasks?: components["schemas"]["Id"][];
-                    hiddenFor?: components["schemas"]["Id"][];
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["TaskUpdate"];
             };
         };
         responses: {
@@ -14796,14 +16274,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string | null;
-                    url: string;
-                    events?: string[];
-                    /** @enum {string} */
-                    apiVersion?: "latest" | "2026-03-20";
-                    active?: boolean;
-                };
+                "application/json": components["schemas"]["WebhookCreate"];
             };
         };
         responses: {
@@ -14901,19 +16372,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string | null;
-                    url?: string;
-                    events?: string[];
-                    /** @enum {string} */
-                    apiVersion?: "latest" | "2026-03-20";
-                    active?: boolean;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["WebhookUpdate"];
             };
         };
         responses: {
@@ -15010,11 +16469,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    scopes: unknown[];
-                    expiresAt?: string | null;
-                };
+                "application/json": components["schemas"]["PersonalAccessTokenCreate"];
             };
         };
         responses: {
@@ -15112,16 +16567,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    scopes?: unknown[];
-                    expiresAt?: string | null;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["PersonalAccessTokenUpdate"];
             };
         };
         responses: {
@@ -15205,11 +16651,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    taskId: components["schemas"]["Id"];
-                    order?: number;
-                };
+                "application/json": components["schemas"]["ChecklistCreate"];
             };
         };
         responses: {
@@ -15307,15 +16749,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    order?: number;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["ChecklistUpdate"];
             };
         };
         responses: {
@@ -15401,12 +16835,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    checklistId: components["schemas"]["Id"];
-                    order?: number;
-                    completed?: boolean;
-                };
+                "application/json": components["schemas"]["ChecklistItemCreate"];
             };
         };
         responses: {
@@ -15504,16 +16933,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    order?: number;
-                    completed?: boolean;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["ChecklistItemUpdate"];
             };
         };
         responses: {
@@ -15613,12 +17033,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    projectId?: components["schemas"]["Id"];
-                    parentId?: components["schemas"]["Id"] | null;
-                    order?: number;
-                };
+                "application/json": components["schemas"]["DocumentFolderCreate"];
             };
         };
         responses: {
@@ -15716,16 +17131,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    parentId?: components["schemas"]["Id"] | null;
-                    order?: number;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["DocumentFolderUpdate"];
             };
         };
         responses: {
@@ -15845,14 +17251,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    title: string;
-                    body?: string;
-                    projectId?: components["schemas"]["Id"];
-                    folderId?: components["schemas"]["Id"] | null;
-                    /** @enum {string} */
-                    accessType?: "project" | "private";
-                };
+                "application/json": components["schemas"]["DocumentCreate"];
             };
         };
         responses: {
@@ -15950,15 +17349,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    title?: string;
-                    folderId?: components["schemas"]["Id"] | null;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["DocumentUpdate"];
             };
         };
         responses: {
@@ -16083,13 +17474,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @enum {string} */
-                    type?: "group" | "direct" | "project";
-                    name?: string | null;
-                    description?: string | null;
-                    memberIds?: components["schemas"]["Id"][] | null;
-                };
+                "application/json": components["schemas"]["ChatCreate"];
             };
         };
         responses: {
@@ -16187,15 +17572,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string | null;
-                    description?: string | null;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["ChatUpdate"];
             };
         };
         responses: {
@@ -16325,18 +17702,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    size: number;
-                    uploadKey?: string | null;
-                    projectId?: components["schemas"]["Id"] | null;
-                    taskId?: components["schemas"]["Id"] | null;
-                    documentId?: components["schemas"]["Id"] | null;
-                    messageId?: components["schemas"]["Id"] | null;
-                    folderId?: components["schemas"]["Id"] | null;
-                    labels?: components["schemas"]["Id"][];
-                    subscribers?: components["schemas"]["Id"][];
-                };
+                "application/json": components["schemas"]["FileCreate"];
             };
         };
         responses: {
@@ -16434,17 +17800,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    folderId?: components["schemas"]["Id"] | null;
-                    labels?: components["schemas"]["Id"][];
-                    subscribers?: components["schemas"]["Id"][];
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["FileUpdate"];
             };
         };
         responses: {
@@ -16781,20 +18137,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @enum {string} */
-                    type: "image" | "video";
-                    fileId: components["schemas"]["Id"];
-                    position?: {
-                        /** @enum {string} */
-                        shape?: "POINT" | "RECTANGLE" | "OVAL";
-                        x?: number;
-                        y?: number;
-                        width?: number;
-                        height?: number;
-                    };
-                    videoTimeSeconds?: number | null;
-                };
+                "application/json": components["schemas"]["AnnotationCreate"];
             };
         };
         responses: {
@@ -16892,22 +18235,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    position?: {
-                        /** @enum {string} */
-                        shape?: "POINT" | "RECTANGLE" | "OVAL";
-                        x?: number;
-                        y?: number;
-                        width?: number;
-                        height?: number;
-                    };
-                    videoTimeSeconds?: number | null;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["AnnotationUpdate"];
             };
         };
         responses: {
@@ -17047,24 +18375,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    text?: string | null;
-                    url?: string | null;
-                    /** @enum {string} */
-                    type?: "text" | "gif" | "document" | "audio";
-                    hideLinkPreview?: boolean;
-                    audioDuration?: number | null;
-                    sharedDocumentId?: components["schemas"]["Id"] | null;
-                    tagged?: components["schemas"]["Id"][];
-                    files?: components["schemas"]["Id"][];
-                    chatId?: components["schemas"]["Id"] | null;
-                    taskId?: components["schemas"]["Id"] | null;
-                    documentId?: components["schemas"]["Id"] | null;
-                    fileId?: components["schemas"]["Id"] | null;
-                    annotationId?: components["schemas"]["Id"] | null;
-                    parentMessageId?: components["schemas"]["Id"] | null;
-                    recipientMemberId?: components["schemas"]["Id"] | null;
-                };
+                "application/json": components["schemas"]["MessageCreate"];
             };
         };
         responses: {
@@ -17162,16 +18473,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    text?: string | null;
-                    hideLinkPreview?: boolean;
-                    files?: components["schemas"]["Id"][];
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["MessageUpdate"];
             };
         };
         responses: {
@@ -17394,21 +18696,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    projectId?: components["schemas"]["Id"];
-                    isShared?: boolean;
-                    isDefault?: boolean;
-                    widgets?: {
-                        id?: components["schemas"]["Id"];
-                        /** @enum {string} */
-                        type: "tasks" | "chart" | "text" | "timeline" | "members" | "files" | "documents" | "milestones" | "embed";
-                        title?: string | null;
-                        config?: {
-                            [key: string]: unknown;
-                        };
-                    }[];
-                };
+                "application/json": components["schemas"]["ProjectDashboardCreate"];
             };
         };
         responses: {
@@ -17506,25 +18794,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    isShared?: boolean;
-                    isDefault?: boolean;
-                    widgets?: {
-                        id?: components["schemas"]["Id"];
-                        /** @enum {string} */
-                        type: "tasks" | "chart" | "text" | "timeline" | "members" | "files" | "documents" | "milestones" | "embed";
-                        title?: string | null;
-                        config?: {
-                            [key: string]: unknown;
-                        };
-                    }[];
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["ProjectDashboardUpdate"];
             };
         };
         responses: {
@@ -17616,12 +18886,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    date: components["schemas"]["DateTime"];
-                    taskId: components["schemas"]["Id"];
-                    /** @enum {string} */
-                    type?: "custom" | "overdue";
-                };
+                "application/json": components["schemas"]["ReminderCreate"];
             };
         };
         responses: {
@@ -17719,14 +18984,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    date?: components["schemas"]["DateTime"];
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["ReminderUpdate"];
             };
         };
         responses: {
@@ -17827,39 +19085,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    meta: {
-                        title?: string;
-                        description?: string | null;
-                    };
-                    automation?: ("task" | "doc" | "message" | "checkin") | null;
-                    targetStatusId?: components["schemas"]["Id"] | null;
-                    targetListId?: components["schemas"]["Id"] | null;
-                    afterSubmit?: {
-                        heading: string;
-                        body_text: string;
-                        image_url?: string | null;
-                        redirect_url?: string | null;
-                        auto_reply_email?: {
-                            subject: string;
-                            body: string;
-                        } | null;
-                    } | null;
-                    multiSubmit?: boolean;
-                    /** @enum {string} */
-                    docAccessType?: "public" | "limited" | "private";
-                    isShared?: boolean;
-                    projectId?: components["schemas"]["Id"] | null;
-                    fields: {
-                        id?: components["schemas"]["Id"];
-                        /** @enum {string} */
-                        type?: "shortText" | "longText" | "singleChoice" | "multipleChoice" | "date" | "number" | "email" | "file" | "rating";
-                        title?: string;
-                        description?: string | null;
-                        required?: boolean;
-                        choices?: unknown;
-                    }[];
-                };
+                "application/json": components["schemas"]["FormCreate"];
             };
         };
         responses: {
@@ -17957,44 +19183,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    meta?: {
-                        title?: string;
-                        description?: string | null;
-                    };
-                    automation?: ("task" | "doc" | "message" | "checkin") | null;
-                    targetStatusId?: components["schemas"]["Id"] | null;
-                    targetListId?: components["schemas"]["Id"] | null;
-                    afterSubmit?: {
-                        heading: string;
-                        body_text: string;
-                        image_url?: string | null;
-                        redirect_url?: string | null;
-                        auto_reply_email?: {
-                            subject: string;
-                            body: string;
-                        } | null;
-                    } | null;
-                    multiSubmit?: boolean;
-                    /** @enum {string} */
-                    docAccessType?: "public" | "limited" | "private";
-                    isShared?: boolean;
-                    projectId?: components["schemas"]["Id"] | null;
-                    fields?: {
-                        id?: components["schemas"]["Id"];
-                        /** @enum {string} */
-                        type?: "shortText" | "longText" | "singleChoice" | "multipleChoice" | "date" | "number" | "email" | "file" | "rating";
-                        title?: string;
-                        description?: string | null;
-                        required?: boolean;
-                        choices?: unknown;
-                    }[];
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["FormUpdate"];
             };
         };
         responses: {
@@ -18125,18 +19314,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** @enum {string} */
-                    type: "text" | "number" | "date" | "dropdown" | "checkbox" | "url" | "email";
-                    description?: string | null;
-                    options?: {
-                        id?: components["schemas"]["Id"];
-                        label: string;
-                        color?: string | null;
-                    }[];
-                    projectId?: components["schemas"]["Id"] | null;
-                };
+                "application/json": components["schemas"]["CustomFieldCreate"];
             };
         };
         responses: {
@@ -18234,20 +19412,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    description?: string | null;
-                    options?: {
-                        id?: components["schemas"]["Id"];
-                        label: string;
-                        color?: string | null;
-                    }[];
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["CustomFieldUpdate"];
             };
         };
         responses: {
@@ -18373,16 +19538,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    question: string;
-                    projectId?: components["schemas"]["Id"];
-                    /** @enum {string} */
-                    frequency?: "once" | "daily" | "weekdays" | "weekly" | "biweekly" | "monthly";
-                    startAt: components["schemas"]["DateTime"];
-                    endAt?: components["schemas"]["DateTime"] | null;
-                    paused?: boolean;
-                    assignees?: components["schemas"]["Id"][];
-                };
+                "application/json": components["schemas"]["CheckInRequestCreate"];
             };
         };
         responses: {
@@ -18480,20 +19636,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    question?: string;
-                    /** @enum {string} */
-                    frequency?: "once" | "daily" | "weekdays" | "weekly" | "biweekly" | "monthly";
-                    startAt?: components["schemas"]["DateTime"];
-                    endAt?: components["schemas"]["DateTime"] | null;
-                    paused?: boolean;
-                    assignees?: components["schemas"]["Id"][];
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["CheckInRequestUpdate"];
             };
         };
         responses: {
@@ -18708,14 +19851,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    text: string;
-                    health?: ("onTrack" | "atRisk" | "offTrack") | null;
-                    projectId?: components["schemas"]["Id"];
-                    checkInRequestId?: components["schemas"]["Id"] | null;
-                    assignees?: components["schemas"]["Id"][];
-                    subscribers?: components["schemas"]["Id"][];
-                };
+                "application/json": components["schemas"]["CheckInCreate"];
             };
         };
         responses: {
@@ -18813,17 +19949,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    text?: string;
-                    health?: ("onTrack" | "atRisk" | "offTrack") | null;
-                    assignees?: components["schemas"]["Id"][];
-                    subscribers?: components["schemas"]["Id"][];
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["CheckInUpdate"];
             };
         };
         responses: {
@@ -19144,15 +20270,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** @enum {string} */
-                    type: "burndown" | "burnup" | "velocity" | "cumulativeFlow" | "workload" | "taskStatus";
-                    projects?: components["schemas"]["Id"][];
-                    startDate?: string | null;
-                    endDate?: string | null;
-                    options?: unknown | null;
-                };
+                "application/json": components["schemas"]["ReportChartCreate"];
             };
         };
         responses: {
@@ -19250,20 +20368,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    /** @enum {string} */
-                    type?: "burndown" | "burnup" | "velocity" | "cumulativeFlow" | "workload" | "taskStatus";
-                    projects?: components["schemas"]["Id"][];
-                    startDate?: string | null;
-                    endDate?: string | null;
-                    options?: unknown | null;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["ReportChartUpdate"];
             };
         };
         responses: {
@@ -19480,23 +20585,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    projectId?: components["schemas"]["Id"];
-                    listId?: components["schemas"]["Id"] | null;
-                    statusId?: components["schemas"]["Id"] | null;
-                    /** @enum {string} */
-                    frequency: "daily" | "weekly" | "monthly" | "yearly";
-                    interval?: number;
-                    daysOfWeek?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[] | null;
-                    dayOfMonth?: number | null;
-                    timeOfDay?: string;
-                    startDate?: string;
-                    endDate?: string | null;
-                    count?: number | null;
-                    active?: boolean;
-                };
+                "application/json": components["schemas"]["RecurringRuleCreate"];
             };
         };
         responses: {
@@ -19594,27 +20683,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    description?: string | null;
-                    listId?: components["schemas"]["Id"] | null;
-                    statusId?: components["schemas"]["Id"] | null;
-                    /** @enum {string} */
-                    frequency?: "daily" | "weekly" | "monthly" | "yearly";
-                    interval?: number;
-                    daysOfWeek?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[] | null;
-                    dayOfMonth?: number | null;
-                    timeOfDay?: string;
-                    startDate?: string;
-                    endDate?: string | null;
-                    count?: number | null;
-                    active?: boolean;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["RecurringRuleUpdate"];
             };
         };
         responses: {
@@ -19701,12 +20770,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    color?: string;
-                    order?: number;
-                };
+                "application/json": components["schemas"]["GoalGroupCreate"];
             };
         };
         responses: {
@@ -19804,17 +20868,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    description?: string | null;
-                    color?: string;
-                    order?: number;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["GoalGroupUpdate"];
             };
         };
         responses: {
@@ -19945,20 +20999,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string | null;
-                    groupId?: components["schemas"]["Id"] | null;
-                    ownerId?: components["schemas"]["Id"] | null;
-                    /** @enum {string} */
-                    status?: "onTrack" | "atRisk" | "offTrack" | "achieved";
-                    startValue?: number;
-                    currentValue?: number;
-                    targetValue?: number;
-                    unit?: string | null;
-                    startDate?: string | null;
-                    dueDate?: string | null;
-                };
+                "application/json": components["schemas"]["GoalCreate"];
             };
         };
         responses: {
@@ -20056,25 +21097,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    description?: string | null;
-                    groupId?: components["schemas"]["Id"] | null;
-                    ownerId?: components["schemas"]["Id"] | null;
-                    /** @enum {string} */
-                    status?: "onTrack" | "atRisk" | "offTrack" | "achieved";
-                    startValue?: number;
-                    currentValue?: number;
-                    targetValue?: number;
-                    unit?: string | null;
-                    startDate?: string | null;
-                    dueDate?: string | null;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["GoalUpdate"];
             };
         };
         responses: {
@@ -20194,13 +21217,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    taskId: components["schemas"]["Id"];
-                    startAt: components["schemas"]["DateTime"];
-                    endAt: components["schemas"]["DateTime"];
-                    description?: string | null;
-                    billable?: boolean;
-                };
+                "application/json": components["schemas"]["TimeEntryCreate"];
             };
         };
         responses: {
@@ -20298,17 +21315,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    startAt?: components["schemas"]["DateTime"];
-                    endAt?: components["schemas"]["DateTime"];
-                    description?: string | null;
-                    billable?: boolean;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["TimeEntryUpdate"];
             };
         };
         responses: {
@@ -20391,11 +21398,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    portfolioId?: components["schemas"]["Id"];
-                    order?: number;
-                };
+                "application/json": components["schemas"]["ProjectFolderCreate"];
             };
         };
         responses: {
@@ -20493,15 +21496,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    order?: number;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["ProjectFolderUpdate"];
             };
         };
         responses: {
@@ -20591,13 +21586,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    taskId: components["schemas"]["Id"];
-                    toMemberId: components["schemas"]["Id"];
-                    note?: string | null;
-                    /** @enum {string} */
-                    status?: "pending" | "accepted" | "declined";
-                };
+                "application/json": components["schemas"]["TaskHandoffCreate"];
             };
         };
         responses: {
@@ -20695,16 +21684,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    note?: string | null;
-                    /** @enum {string} */
-                    status?: "pending" | "accepted" | "declined";
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["TaskHandoffUpdate"];
             };
         };
         responses: {
@@ -20797,13 +21777,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    emoji?: string | null;
-                    text?: string | null;
-                    /** @enum {string} */
-                    availability?: "available" | "busy" | "away" | "doNotDisturb";
-                    until?: components["schemas"]["DateTime"] | null;
-                };
+                "application/json": components["schemas"]["PresenceStatusCreate"];
             };
         };
         responses: {
@@ -20901,18 +21875,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    emoji?: string | null;
-                    text?: string | null;
-                    /** @enum {string} */
-                    availability?: "available" | "busy" | "away" | "doNotDisturb";
-                    until?: components["schemas"]["DateTime"] | null;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["PresenceStatusUpdate"];
             };
         };
         responses: {
@@ -20991,10 +21954,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    order?: number;
-                };
+                "application/json": components["schemas"]["FavoriteFolderCreate"];
             };
         };
         responses: {
@@ -21092,15 +22052,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    order?: number;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["FavoriteFolderUpdate"];
             };
         };
         responses: {
@@ -21189,13 +22141,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @enum {string} */
-                    targetType: "portfolio" | "project" | "task" | "list" | "document" | "file" | "chat" | "projectDashboard" | "goal" | "reportChart";
-                    targetId: components["schemas"]["Id"];
-                    favoriteFolderId?: components["schemas"]["Id"] | null;
-                    order?: number;
-                };
+                "application/json": components["schemas"]["FavoriteCreate"];
             };
         };
         responses: {
@@ -21293,15 +22239,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    favoriteFolderId?: components["schemas"]["Id"] | null;
-                    order?: number;
-                    /**
-                     * Format: date-time
-                     * @description The updatedAt you last read: 409 stale_write when the record changed since.
-                     */
-                    expectedUpdatedAt?: string;
-                };
+                "application/json": components["schemas"]["FavoriteUpdate"];
             };
         };
         responses: {
@@ -21950,6 +22888,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description At most 255 characters once trimmed. */
                     name: string;
                     content: string;
                     /** @enum {string} */
@@ -22003,6 +22942,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
+                    /** @description At most 255 characters once trimmed. */
                     name?: string;
                     projectId?: components["schemas"]["Id"];
                     taskId?: components["schemas"]["Id"];
@@ -22310,9 +23250,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "annotation.created";
-                    payload?: {
-                        annotation: components["schemas"]["Annotation"];
-                    };
+                    payload?: components["schemas"]["AnnotationEventPayload"];
                 };
             };
         };
@@ -22342,9 +23280,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "annotation.force_deleted";
-                    payload?: {
-                        annotation: components["schemas"]["Annotation"];
-                    };
+                    payload?: components["schemas"]["AnnotationEventPayload"];
                 };
             };
         };
@@ -22374,9 +23310,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "annotation.removed";
-                    payload?: {
-                        annotation: components["schemas"]["Annotation"];
-                    };
+                    payload?: components["schemas"]["AnnotationEventPayload"];
                 };
             };
         };
@@ -22406,9 +23340,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "annotation.restored";
-                    payload?: {
-                        annotation: components["schemas"]["Annotation"];
-                    };
+                    payload?: components["schemas"]["AnnotationEventPayload"];
                 };
             };
         };
@@ -22438,9 +23370,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "annotation.updated";
-                    payload?: {
-                        annotation: components["schemas"]["Annotation"];
-                    };
+                    payload?: components["schemas"]["AnnotationEventPayload"];
                 };
             };
         };
@@ -22470,9 +23400,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "chat.created";
-                    payload?: {
-                        chat: components["schemas"]["Chat"];
-                    };
+                    payload?: components["schemas"]["ChatEventPayload"];
                 };
             };
         };
@@ -22502,9 +23430,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "chat.force_deleted";
-                    payload?: {
-                        chat: components["schemas"]["Chat"];
-                    };
+                    payload?: components["schemas"]["ChatEventPayload"];
                 };
             };
         };
@@ -22534,9 +23460,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "chat.removed";
-                    payload?: {
-                        chat: components["schemas"]["Chat"];
-                    };
+                    payload?: components["schemas"]["ChatEventPayload"];
                 };
             };
         };
@@ -22566,9 +23490,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "chat.restored";
-                    payload?: {
-                        chat: components["schemas"]["Chat"];
-                    };
+                    payload?: components["schemas"]["ChatEventPayload"];
                 };
             };
         };
@@ -22598,9 +23520,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "chat.updated";
-                    payload?: {
-                        chat: components["schemas"]["Chat"];
-                    };
+                    payload?: components["schemas"]["ChatEventPayload"];
                 };
             };
         };
@@ -22630,11 +23550,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkIn.assignees.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -22664,11 +23580,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkIn.assignees.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -22698,9 +23610,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkIn.created";
-                    payload?: {
-                        checkIn: components["schemas"]["CheckIn"];
-                    };
+                    payload?: components["schemas"]["CheckInEventPayload"];
                 };
             };
         };
@@ -22730,9 +23640,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkIn.force_deleted";
-                    payload?: {
-                        checkIn: components["schemas"]["CheckIn"];
-                    };
+                    payload?: components["schemas"]["CheckInEventPayload"];
                 };
             };
         };
@@ -22762,9 +23670,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkIn.removed";
-                    payload?: {
-                        checkIn: components["schemas"]["CheckIn"];
-                    };
+                    payload?: components["schemas"]["CheckInEventPayload"];
                 };
             };
         };
@@ -22794,9 +23700,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkIn.restored";
-                    payload?: {
-                        checkIn: components["schemas"]["CheckIn"];
-                    };
+                    payload?: components["schemas"]["CheckInEventPayload"];
                 };
             };
         };
@@ -22826,11 +23730,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkIn.subscribers.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -22860,11 +23760,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkIn.subscribers.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -22894,9 +23790,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkIn.updated";
-                    payload?: {
-                        checkIn: components["schemas"]["CheckIn"];
-                    };
+                    payload?: components["schemas"]["CheckInEventPayload"];
                 };
             };
         };
@@ -22926,11 +23820,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkInRequest.assignees.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -22960,11 +23850,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkInRequest.assignees.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -22994,9 +23880,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkInRequest.created";
-                    payload?: {
-                        checkInRequest: components["schemas"]["CheckInRequest"];
-                    };
+                    payload?: components["schemas"]["CheckInRequestEventPayload"];
                 };
             };
         };
@@ -23026,9 +23910,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkInRequest.force_deleted";
-                    payload?: {
-                        checkInRequest: components["schemas"]["CheckInRequest"];
-                    };
+                    payload?: components["schemas"]["CheckInRequestEventPayload"];
                 };
             };
         };
@@ -23058,9 +23940,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkInRequest.removed";
-                    payload?: {
-                        checkInRequest: components["schemas"]["CheckInRequest"];
-                    };
+                    payload?: components["schemas"]["CheckInRequestEventPayload"];
                 };
             };
         };
@@ -23090,9 +23970,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkInRequest.restored";
-                    payload?: {
-                        checkInRequest: components["schemas"]["CheckInRequest"];
-                    };
+                    payload?: components["schemas"]["CheckInRequestEventPayload"];
                 };
             };
         };
@@ -23122,9 +24000,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checkInRequest.updated";
-                    payload?: {
-                        checkInRequest: components["schemas"]["CheckInRequest"];
-                    };
+                    payload?: components["schemas"]["CheckInRequestEventPayload"];
                 };
             };
         };
@@ -23154,9 +24030,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checklist.created";
-                    payload?: {
-                        checklist: components["schemas"]["Checklist"];
-                    };
+                    payload?: components["schemas"]["ChecklistEventPayload"];
                 };
             };
         };
@@ -23186,9 +24060,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checklist.force_deleted";
-                    payload?: {
-                        checklist: components["schemas"]["Checklist"];
-                    };
+                    payload?: components["schemas"]["ChecklistEventPayload"];
                 };
             };
         };
@@ -23218,9 +24090,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checklist.removed";
-                    payload?: {
-                        checklist: components["schemas"]["Checklist"];
-                    };
+                    payload?: components["schemas"]["ChecklistEventPayload"];
                 };
             };
         };
@@ -23250,9 +24120,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checklist.restored";
-                    payload?: {
-                        checklist: components["schemas"]["Checklist"];
-                    };
+                    payload?: components["schemas"]["ChecklistEventPayload"];
                 };
             };
         };
@@ -23282,9 +24150,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checklist.updated";
-                    payload?: {
-                        checklist: components["schemas"]["Checklist"];
-                    };
+                    payload?: components["schemas"]["ChecklistEventPayload"];
                 };
             };
         };
@@ -23314,9 +24180,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checklistItem.created";
-                    payload?: {
-                        checklistItem: components["schemas"]["ChecklistItem"];
-                    };
+                    payload?: components["schemas"]["ChecklistItemEventPayload"];
                 };
             };
         };
@@ -23346,9 +24210,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checklistItem.force_deleted";
-                    payload?: {
-                        checklistItem: components["schemas"]["ChecklistItem"];
-                    };
+                    payload?: components["schemas"]["ChecklistItemEventPayload"];
                 };
             };
         };
@@ -23378,9 +24240,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checklistItem.removed";
-                    payload?: {
-                        checklistItem: components["schemas"]["ChecklistItem"];
-                    };
+                    payload?: components["schemas"]["ChecklistItemEventPayload"];
                 };
             };
         };
@@ -23410,9 +24270,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checklistItem.restored";
-                    payload?: {
-                        checklistItem: components["schemas"]["ChecklistItem"];
-                    };
+                    payload?: components["schemas"]["ChecklistItemEventPayload"];
                 };
             };
         };
@@ -23442,9 +24300,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "checklistItem.updated";
-                    payload?: {
-                        checklistItem: components["schemas"]["ChecklistItem"];
-                    };
+                    payload?: components["schemas"]["ChecklistItemEventPayload"];
                 };
             };
         };
@@ -23506,9 +24362,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "document.created";
-                    payload?: {
-                        document: components["schemas"]["Document"];
-                    };
+                    payload?: components["schemas"]["DocumentEventPayload"];
                 };
             };
         };
@@ -23570,9 +24424,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "document.force_deleted";
-                    payload?: {
-                        document: components["schemas"]["Document"];
-                    };
+                    payload?: components["schemas"]["DocumentEventPayload"];
                 };
             };
         };
@@ -23602,9 +24454,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "document.removed";
-                    payload?: {
-                        document: components["schemas"]["Document"];
-                    };
+                    payload?: components["schemas"]["DocumentEventPayload"];
                 };
             };
         };
@@ -23634,9 +24484,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "document.restored";
-                    payload?: {
-                        document: components["schemas"]["Document"];
-                    };
+                    payload?: components["schemas"]["DocumentEventPayload"];
                 };
             };
         };
@@ -23666,9 +24514,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "document.updated";
-                    payload?: {
-                        document: components["schemas"]["Document"];
-                    };
+                    payload?: components["schemas"]["DocumentEventPayload"];
                 };
             };
         };
@@ -23698,9 +24544,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "favorite.created";
-                    payload?: {
-                        favorite: components["schemas"]["Favorite"];
-                    };
+                    payload?: components["schemas"]["FavoriteEventPayload"];
                 };
             };
         };
@@ -23730,9 +24574,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "favorite.force_deleted";
-                    payload?: {
-                        favorite: components["schemas"]["Favorite"];
-                    };
+                    payload?: components["schemas"]["FavoriteEventPayload"];
                 };
             };
         };
@@ -23762,9 +24604,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "favorite.removed";
-                    payload?: {
-                        favorite: components["schemas"]["Favorite"];
-                    };
+                    payload?: components["schemas"]["FavoriteEventPayload"];
                 };
             };
         };
@@ -23794,9 +24634,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "favorite.restored";
-                    payload?: {
-                        favorite: components["schemas"]["Favorite"];
-                    };
+                    payload?: components["schemas"]["FavoriteEventPayload"];
                 };
             };
         };
@@ -23826,9 +24664,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "favorite.updated";
-                    payload?: {
-                        favorite: components["schemas"]["Favorite"];
-                    };
+                    payload?: components["schemas"]["FavoriteEventPayload"];
                 };
             };
         };
@@ -23858,9 +24694,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "favoriteFolder.created";
-                    payload?: {
-                        favoriteFolder: components["schemas"]["FavoriteFolder"];
-                    };
+                    payload?: components["schemas"]["FavoriteFolderEventPayload"];
                 };
             };
         };
@@ -23890,9 +24724,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "favoriteFolder.force_deleted";
-                    payload?: {
-                        favoriteFolder: components["schemas"]["FavoriteFolder"];
-                    };
+                    payload?: components["schemas"]["FavoriteFolderEventPayload"];
                 };
             };
         };
@@ -23922,9 +24754,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "favoriteFolder.removed";
-                    payload?: {
-                        favoriteFolder: components["schemas"]["FavoriteFolder"];
-                    };
+                    payload?: components["schemas"]["FavoriteFolderEventPayload"];
                 };
             };
         };
@@ -23954,9 +24784,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "favoriteFolder.restored";
-                    payload?: {
-                        favoriteFolder: components["schemas"]["FavoriteFolder"];
-                    };
+                    payload?: components["schemas"]["FavoriteFolderEventPayload"];
                 };
             };
         };
@@ -23986,9 +24814,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "favoriteFolder.updated";
-                    payload?: {
-                        favoriteFolder: components["schemas"]["FavoriteFolder"];
-                    };
+                    payload?: components["schemas"]["FavoriteFolderEventPayload"];
                 };
             };
         };
@@ -24082,9 +24908,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "file.created";
-                    payload?: {
-                        file: components["schemas"]["File"];
-                    };
+                    payload?: components["schemas"]["FileEventPayload"];
                 };
             };
         };
@@ -24114,9 +24938,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "file.force_deleted";
-                    payload?: {
-                        file: components["schemas"]["File"];
-                    };
+                    payload?: components["schemas"]["FileEventPayload"];
                 };
             };
         };
@@ -24146,11 +24968,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "file.labels.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -24180,11 +24998,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "file.labels.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -24214,9 +25028,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "file.removed";
-                    payload?: {
-                        file: components["schemas"]["File"];
-                    };
+                    payload?: components["schemas"]["FileEventPayload"];
                 };
             };
         };
@@ -24246,9 +25058,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "file.restored";
-                    payload?: {
-                        file: components["schemas"]["File"];
-                    };
+                    payload?: components["schemas"]["FileEventPayload"];
                 };
             };
         };
@@ -24278,11 +25088,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "file.subscribers.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -24312,11 +25118,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "file.subscribers.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -24346,9 +25148,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "file.updated";
-                    payload?: {
-                        file: components["schemas"]["File"];
-                    };
+                    payload?: components["schemas"]["FileEventPayload"];
                 };
             };
         };
@@ -24410,9 +25210,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "form.created";
-                    payload?: {
-                        form: components["schemas"]["Form"];
-                    };
+                    payload?: components["schemas"]["FormEventPayload"];
                 };
             };
         };
@@ -24442,9 +25240,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "form.force_deleted";
-                    payload?: {
-                        form: components["schemas"]["Form"];
-                    };
+                    payload?: components["schemas"]["FormEventPayload"];
                 };
             };
         };
@@ -24474,9 +25270,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "form.removed";
-                    payload?: {
-                        form: components["schemas"]["Form"];
-                    };
+                    payload?: components["schemas"]["FormEventPayload"];
                 };
             };
         };
@@ -24506,9 +25300,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "form.restored";
-                    payload?: {
-                        form: components["schemas"]["Form"];
-                    };
+                    payload?: components["schemas"]["FormEventPayload"];
                 };
             };
         };
@@ -24538,9 +25330,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "form.updated";
-                    payload?: {
-                        form: components["schemas"]["Form"];
-                    };
+                    payload?: components["schemas"]["FormEventPayload"];
                 };
             };
         };
@@ -24570,9 +25360,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "goal.created";
-                    payload?: {
-                        goal: components["schemas"]["Goal"];
-                    };
+                    payload?: components["schemas"]["GoalEventPayload"];
                 };
             };
         };
@@ -24602,9 +25390,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "goal.force_deleted";
-                    payload?: {
-                        goal: components["schemas"]["Goal"];
-                    };
+                    payload?: components["schemas"]["GoalEventPayload"];
                 };
             };
         };
@@ -24634,9 +25420,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "goal.removed";
-                    payload?: {
-                        goal: components["schemas"]["Goal"];
-                    };
+                    payload?: components["schemas"]["GoalEventPayload"];
                 };
             };
         };
@@ -24666,9 +25450,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "goal.restored";
-                    payload?: {
-                        goal: components["schemas"]["Goal"];
-                    };
+                    payload?: components["schemas"]["GoalEventPayload"];
                 };
             };
         };
@@ -24698,9 +25480,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "goal.updated";
-                    payload?: {
-                        goal: components["schemas"]["Goal"];
-                    };
+                    payload?: components["schemas"]["GoalEventPayload"];
                 };
             };
         };
@@ -24730,9 +25510,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "goalGroup.created";
-                    payload?: {
-                        goalGroup: components["schemas"]["GoalGroup"];
-                    };
+                    payload?: components["schemas"]["GoalGroupEventPayload"];
                 };
             };
         };
@@ -24762,9 +25540,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "goalGroup.force_deleted";
-                    payload?: {
-                        goalGroup: components["schemas"]["GoalGroup"];
-                    };
+                    payload?: components["schemas"]["GoalGroupEventPayload"];
                 };
             };
         };
@@ -24794,9 +25570,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "goalGroup.removed";
-                    payload?: {
-                        goalGroup: components["schemas"]["GoalGroup"];
-                    };
+                    payload?: components["schemas"]["GoalGroupEventPayload"];
                 };
             };
         };
@@ -24826,9 +25600,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "goalGroup.restored";
-                    payload?: {
-                        goalGroup: components["schemas"]["GoalGroup"];
-                    };
+                    payload?: components["schemas"]["GoalGroupEventPayload"];
                 };
             };
         };
@@ -24858,9 +25630,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "goalGroup.updated";
-                    payload?: {
-                        goalGroup: components["schemas"]["GoalGroup"];
-                    };
+                    payload?: components["schemas"]["GoalGroupEventPayload"];
                 };
             };
         };
@@ -24890,9 +25660,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "label.created";
-                    payload?: {
-                        label: components["schemas"]["Label"];
-                    };
+                    payload?: components["schemas"]["LabelEventPayload"];
                 };
             };
         };
@@ -24922,9 +25690,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "label.force_deleted";
-                    payload?: {
-                        label: components["schemas"]["Label"];
-                    };
+                    payload?: components["schemas"]["LabelEventPayload"];
                 };
             };
         };
@@ -24954,9 +25720,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "label.removed";
-                    payload?: {
-                        label: components["schemas"]["Label"];
-                    };
+                    payload?: components["schemas"]["LabelEventPayload"];
                 };
             };
         };
@@ -24986,9 +25750,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "label.restored";
-                    payload?: {
-                        label: components["schemas"]["Label"];
-                    };
+                    payload?: components["schemas"]["LabelEventPayload"];
                 };
             };
         };
@@ -25018,9 +25780,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "label.updated";
-                    payload?: {
-                        label: components["schemas"]["Label"];
-                    };
+                    payload?: components["schemas"]["LabelEventPayload"];
                 };
             };
         };
@@ -25050,11 +25810,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "list.assignees.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -25084,11 +25840,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "list.assignees.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -25118,9 +25870,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "list.created";
-                    payload?: {
-                        list: components["schemas"]["List"];
-                    };
+                    payload?: components["schemas"]["ListEventPayload"];
                 };
             };
         };
@@ -25150,9 +25900,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "list.force_deleted";
-                    payload?: {
-                        list: components["schemas"]["List"];
-                    };
+                    payload?: components["schemas"]["ListEventPayload"];
                 };
             };
         };
@@ -25182,11 +25930,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "list.goals.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -25216,11 +25960,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "list.goals.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -25250,11 +25990,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "list.hiddenFor.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -25284,11 +26020,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "list.hiddenFor.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -25318,9 +26050,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "list.removed";
-                    payload?: {
-                        list: components["schemas"]["List"];
-                    };
+                    payload?: components["schemas"]["ListEventPayload"];
                 };
             };
         };
@@ -25350,9 +26080,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "list.restored";
-                    payload?: {
-                        list: components["schemas"]["List"];
-                    };
+                    payload?: components["schemas"]["ListEventPayload"];
                 };
             };
         };
@@ -25382,9 +26110,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "list.updated";
-                    payload?: {
-                        list: components["schemas"]["List"];
-                    };
+                    payload?: components["schemas"]["ListEventPayload"];
                 };
             };
         };
@@ -25414,9 +26140,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "member.created";
-                    payload?: {
-                        member: components["schemas"]["Member"];
-                    };
+                    payload?: components["schemas"]["MemberEventPayload"];
                 };
             };
         };
@@ -25446,9 +26170,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "member.force_deleted";
-                    payload?: {
-                        member: components["schemas"]["Member"];
-                    };
+                    payload?: components["schemas"]["MemberEventPayload"];
                 };
             };
         };
@@ -25478,9 +26200,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "member.removed";
-                    payload?: {
-                        member: components["schemas"]["Member"];
-                    };
+                    payload?: components["schemas"]["MemberEventPayload"];
                 };
             };
         };
@@ -25510,9 +26230,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "member.restored";
-                    payload?: {
-                        member: components["schemas"]["Member"];
-                    };
+                    payload?: components["schemas"]["MemberEventPayload"];
                 };
             };
         };
@@ -25542,9 +26260,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "member.updated";
-                    payload?: {
-                        member: components["schemas"]["Member"];
-                    };
+                    payload?: components["schemas"]["MemberEventPayload"];
                 };
             };
         };
@@ -25574,9 +26290,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "message.created";
-                    payload?: {
-                        message: components["schemas"]["Message"];
-                    };
+                    payload?: components["schemas"]["MessageEventPayload"];
                 };
             };
         };
@@ -25606,11 +26320,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "message.files.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -25640,11 +26350,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "message.files.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -25674,9 +26380,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "message.force_deleted";
-                    payload?: {
-                        message: components["schemas"]["Message"];
-                    };
+                    payload?: components["schemas"]["MessageEventPayload"];
                 };
             };
         };
@@ -25706,9 +26410,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "message.removed";
-                    payload?: {
-                        message: components["schemas"]["Message"];
-                    };
+                    payload?: components["schemas"]["MessageEventPayload"];
                 };
             };
         };
@@ -25738,9 +26440,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "message.restored";
-                    payload?: {
-                        message: components["schemas"]["Message"];
-                    };
+                    payload?: components["schemas"]["MessageEventPayload"];
                 };
             };
         };
@@ -25770,9 +26470,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "message.updated";
-                    payload?: {
-                        message: components["schemas"]["Message"];
-                    };
+                    payload?: components["schemas"]["MessageEventPayload"];
                 };
             };
         };
@@ -25802,9 +26500,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "portfolio.created";
-                    payload?: {
-                        portfolio: components["schemas"]["Portfolio"];
-                    };
+                    payload?: components["schemas"]["PortfolioEventPayload"];
                 };
             };
         };
@@ -25834,9 +26530,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "portfolio.force_deleted";
-                    payload?: {
-                        portfolio: components["schemas"]["Portfolio"];
-                    };
+                    payload?: components["schemas"]["PortfolioEventPayload"];
                 };
             };
         };
@@ -25866,11 +26560,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "portfolio.members.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -25900,11 +26590,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "portfolio.members.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -25934,9 +26620,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "portfolio.removed";
-                    payload?: {
-                        portfolio: components["schemas"]["Portfolio"];
-                    };
+                    payload?: components["schemas"]["PortfolioEventPayload"];
                 };
             };
         };
@@ -25966,9 +26650,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "portfolio.restored";
-                    payload?: {
-                        portfolio: components["schemas"]["Portfolio"];
-                    };
+                    payload?: components["schemas"]["PortfolioEventPayload"];
                 };
             };
         };
@@ -25998,9 +26680,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "portfolio.updated";
-                    payload?: {
-                        portfolio: components["schemas"]["Portfolio"];
-                    };
+                    payload?: components["schemas"]["PortfolioEventPayload"];
                 };
             };
         };
@@ -26030,9 +26710,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "presenceStatus.created";
-                    payload?: {
-                        presenceStatus: components["schemas"]["PresenceStatus"];
-                    };
+                    payload?: components["schemas"]["PresenceStatusEventPayload"];
                 };
             };
         };
@@ -26062,9 +26740,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "presenceStatus.force_deleted";
-                    payload?: {
-                        presenceStatus: components["schemas"]["PresenceStatus"];
-                    };
+                    payload?: components["schemas"]["PresenceStatusEventPayload"];
                 };
             };
         };
@@ -26094,9 +26770,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "presenceStatus.removed";
-                    payload?: {
-                        presenceStatus: components["schemas"]["PresenceStatus"];
-                    };
+                    payload?: components["schemas"]["PresenceStatusEventPayload"];
                 };
             };
         };
@@ -26126,9 +26800,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "presenceStatus.restored";
-                    payload?: {
-                        presenceStatus: components["schemas"]["PresenceStatus"];
-                    };
+                    payload?: components["schemas"]["PresenceStatusEventPayload"];
                 };
             };
         };
@@ -26158,9 +26830,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "presenceStatus.updated";
-                    payload?: {
-                        presenceStatus: components["schemas"]["PresenceStatus"];
-                    };
+                    payload?: components["schemas"]["PresenceStatusEventPayload"];
                 };
             };
         };
@@ -26222,9 +26892,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "project.created";
-                    payload?: {
-                        project: components["schemas"]["Project"];
-                    };
+                    payload?: components["schemas"]["ProjectEventPayload"];
                 };
             };
         };
@@ -26254,9 +26922,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "project.force_deleted";
-                    payload?: {
-                        project: components["schemas"]["Project"];
-                    };
+                    payload?: components["schemas"]["ProjectEventPayload"];
                 };
             };
         };
@@ -26286,11 +26952,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "project.members.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -26320,11 +26982,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "project.members.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -26386,9 +27044,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "project.removed";
-                    payload?: {
-                        project: components["schemas"]["Project"];
-                    };
+                    payload?: components["schemas"]["ProjectEventPayload"];
                 };
             };
         };
@@ -26418,9 +27074,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "project.restored";
-                    payload?: {
-                        project: components["schemas"]["Project"];
-                    };
+                    payload?: components["schemas"]["ProjectEventPayload"];
                 };
             };
         };
@@ -26482,9 +27136,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "project.updated";
-                    payload?: {
-                        project: components["schemas"]["Project"];
-                    };
+                    payload?: components["schemas"]["ProjectEventPayload"];
                 };
             };
         };
@@ -26514,9 +27166,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "projectDashboard.created";
-                    payload?: {
-                        projectDashboard: components["schemas"]["ProjectDashboard"];
-                    };
+                    payload?: components["schemas"]["ProjectDashboardEventPayload"];
                 };
             };
         };
@@ -26546,9 +27196,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "projectDashboard.force_deleted";
-                    payload?: {
-                        projectDashboard: components["schemas"]["ProjectDashboard"];
-                    };
+                    payload?: components["schemas"]["ProjectDashboardEventPayload"];
                 };
             };
         };
@@ -26578,9 +27226,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "projectDashboard.removed";
-                    payload?: {
-                        projectDashboard: components["schemas"]["ProjectDashboard"];
-                    };
+                    payload?: components["schemas"]["ProjectDashboardEventPayload"];
                 };
             };
         };
@@ -26610,9 +27256,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "projectDashboard.restored";
-                    payload?: {
-                        projectDashboard: components["schemas"]["ProjectDashboard"];
-                    };
+                    payload?: components["schemas"]["ProjectDashboardEventPayload"];
                 };
             };
         };
@@ -26642,9 +27286,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "projectDashboard.updated";
-                    payload?: {
-                        projectDashboard: components["schemas"]["ProjectDashboard"];
-                    };
+                    payload?: components["schemas"]["ProjectDashboardEventPayload"];
                 };
             };
         };
@@ -26674,9 +27316,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "projectFolder.created";
-                    payload?: {
-                        projectFolder: components["schemas"]["ProjectFolder"];
-                    };
+                    payload?: components["schemas"]["ProjectFolderEventPayload"];
                 };
             };
         };
@@ -26706,9 +27346,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "projectFolder.force_deleted";
-                    payload?: {
-                        projectFolder: components["schemas"]["ProjectFolder"];
-                    };
+                    payload?: components["schemas"]["ProjectFolderEventPayload"];
                 };
             };
         };
@@ -26738,9 +27376,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "projectFolder.removed";
-                    payload?: {
-                        projectFolder: components["schemas"]["ProjectFolder"];
-                    };
+                    payload?: components["schemas"]["ProjectFolderEventPayload"];
                 };
             };
         };
@@ -26770,9 +27406,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "projectFolder.restored";
-                    payload?: {
-                        projectFolder: components["schemas"]["ProjectFolder"];
-                    };
+                    payload?: components["schemas"]["ProjectFolderEventPayload"];
                 };
             };
         };
@@ -26802,9 +27436,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "projectFolder.updated";
-                    payload?: {
-                        projectFolder: components["schemas"]["ProjectFolder"];
-                    };
+                    payload?: components["schemas"]["ProjectFolderEventPayload"];
                 };
             };
         };
@@ -26834,9 +27466,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "recurringRule.created";
-                    payload?: {
-                        recurringRule: components["schemas"]["RecurringRule"];
-                    };
+                    payload?: components["schemas"]["RecurringRuleEventPayload"];
                 };
             };
         };
@@ -26866,9 +27496,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "recurringRule.force_deleted";
-                    payload?: {
-                        recurringRule: components["schemas"]["RecurringRule"];
-                    };
+                    payload?: components["schemas"]["RecurringRuleEventPayload"];
                 };
             };
         };
@@ -26898,9 +27526,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "recurringRule.removed";
-                    payload?: {
-                        recurringRule: components["schemas"]["RecurringRule"];
-                    };
+                    payload?: components["schemas"]["RecurringRuleEventPayload"];
                 };
             };
         };
@@ -26930,9 +27556,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "recurringRule.restored";
-                    payload?: {
-                        recurringRule: components["schemas"]["RecurringRule"];
-                    };
+                    payload?: components["schemas"]["RecurringRuleEventPayload"];
                 };
             };
         };
@@ -26962,9 +27586,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "recurringRule.updated";
-                    payload?: {
-                        recurringRule: components["schemas"]["RecurringRule"];
-                    };
+                    payload?: components["schemas"]["RecurringRuleEventPayload"];
                 };
             };
         };
@@ -26994,9 +27616,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "reminder.created";
-                    payload?: {
-                        reminder: components["schemas"]["Reminder"];
-                    };
+                    payload?: components["schemas"]["ReminderEventPayload"];
                 };
             };
         };
@@ -27026,9 +27646,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "reminder.force_deleted";
-                    payload?: {
-                        reminder: components["schemas"]["Reminder"];
-                    };
+                    payload?: components["schemas"]["ReminderEventPayload"];
                 };
             };
         };
@@ -27058,9 +27676,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "reminder.removed";
-                    payload?: {
-                        reminder: components["schemas"]["Reminder"];
-                    };
+                    payload?: components["schemas"]["ReminderEventPayload"];
                 };
             };
         };
@@ -27090,9 +27706,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "reminder.restored";
-                    payload?: {
-                        reminder: components["schemas"]["Reminder"];
-                    };
+                    payload?: components["schemas"]["ReminderEventPayload"];
                 };
             };
         };
@@ -27122,9 +27736,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "reminder.updated";
-                    payload?: {
-                        reminder: components["schemas"]["Reminder"];
-                    };
+                    payload?: components["schemas"]["ReminderEventPayload"];
                 };
             };
         };
@@ -27154,9 +27766,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "reportChart.created";
-                    payload?: {
-                        reportChart: components["schemas"]["ReportChart"];
-                    };
+                    payload?: components["schemas"]["ReportChartEventPayload"];
                 };
             };
         };
@@ -27186,9 +27796,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "reportChart.force_deleted";
-                    payload?: {
-                        reportChart: components["schemas"]["ReportChart"];
-                    };
+                    payload?: components["schemas"]["ReportChartEventPayload"];
                 };
             };
         };
@@ -27218,11 +27826,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "reportChart.projects.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -27252,11 +27856,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "reportChart.projects.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -27286,9 +27886,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "reportChart.removed";
-                    payload?: {
-                        reportChart: components["schemas"]["ReportChart"];
-                    };
+                    payload?: components["schemas"]["ReportChartEventPayload"];
                 };
             };
         };
@@ -27318,9 +27916,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "reportChart.restored";
-                    payload?: {
-                        reportChart: components["schemas"]["ReportChart"];
-                    };
+                    payload?: components["schemas"]["ReportChartEventPayload"];
                 };
             };
         };
@@ -27350,9 +27946,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "reportChart.updated";
-                    payload?: {
-                        reportChart: components["schemas"]["ReportChart"];
-                    };
+                    payload?: components["schemas"]["ReportChartEventPayload"];
                 };
             };
         };
@@ -27382,9 +27976,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "role.created";
-                    payload?: {
-                        role: components["schemas"]["Role"];
-                    };
+                    payload?: components["schemas"]["RoleEventPayload"];
                 };
             };
         };
@@ -27414,9 +28006,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "role.force_deleted";
-                    payload?: {
-                        role: components["schemas"]["Role"];
-                    };
+                    payload?: components["schemas"]["RoleEventPayload"];
                 };
             };
         };
@@ -27446,9 +28036,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "role.removed";
-                    payload?: {
-                        role: components["schemas"]["Role"];
-                    };
+                    payload?: components["schemas"]["RoleEventPayload"];
                 };
             };
         };
@@ -27478,9 +28066,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "role.restored";
-                    payload?: {
-                        role: components["schemas"]["Role"];
-                    };
+                    payload?: components["schemas"]["RoleEventPayload"];
                 };
             };
         };
@@ -27510,9 +28096,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "role.updated";
-                    payload?: {
-                        role: components["schemas"]["Role"];
-                    };
+                    payload?: components["schemas"]["RoleEventPayload"];
                 };
             };
         };
@@ -27542,11 +28126,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "status.assignees.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -27576,11 +28156,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "status.assignees.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -27610,9 +28186,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "status.created";
-                    payload?: {
-                        status: components["schemas"]["Status"];
-                    };
+                    payload?: components["schemas"]["StatusEventPayload"];
                 };
             };
         };
@@ -27642,9 +28216,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "status.force_deleted";
-                    payload?: {
-                        status: components["schemas"]["Status"];
-                    };
+                    payload?: components["schemas"]["StatusEventPayload"];
                 };
             };
         };
@@ -27674,11 +28246,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "status.hiddenFor.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -27708,11 +28276,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "status.hiddenFor.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -27742,9 +28306,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "status.removed";
-                    payload?: {
-                        status: components["schemas"]["Status"];
-                    };
+                    payload?: components["schemas"]["StatusEventPayload"];
                 };
             };
         };
@@ -27774,9 +28336,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "status.restored";
-                    payload?: {
-                        status: components["schemas"]["Status"];
-                    };
+                    payload?: components["schemas"]["StatusEventPayload"];
                 };
             };
         };
@@ -27806,9 +28366,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "status.updated";
-                    payload?: {
-                        status: components["schemas"]["Status"];
-                    };
+                    payload?: components["schemas"]["StatusEventPayload"];
                 };
             };
         };
@@ -27838,11 +28396,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.assignees.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -27872,11 +28426,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.assignees.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -27938,11 +28488,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.connectedTasks.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -27972,11 +28518,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.connectedTasks.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -28038,9 +28580,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.created";
-                    payload?: {
-                        task: components["schemas"]["Task"];
-                    };
+                    payload?: components["schemas"]["TaskEventPayload"];
                 };
             };
         };
@@ -28102,9 +28642,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.force_deleted";
-                    payload?: {
-                        task: components["schemas"]["Task"];
-                    };
+                    payload?: components["schemas"]["TaskEventPayload"];
                 };
             };
         };
@@ -28134,11 +28672,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.hiddenFor.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -28168,11 +28702,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.hiddenFor.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -28202,11 +28732,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.labels.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -28236,11 +28762,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.labels.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -28270,9 +28792,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.removed";
-                    payload?: {
-                        task: components["schemas"]["Task"];
-                    };
+                    payload?: components["schemas"]["TaskEventPayload"];
                 };
             };
         };
@@ -28302,9 +28822,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.restored";
-                    payload?: {
-                        task: components["schemas"]["Task"];
-                    };
+                    payload?: components["schemas"]["TaskEventPayload"];
                 };
             };
         };
@@ -28334,11 +28852,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.subscribers.added";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -28368,11 +28882,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.subscribers.removed";
-                    payload?: {
-                        parentId: string;
-                        relatedId: string;
-                        relation: string;
-                    };
+                    payload?: components["schemas"]["MembershipEventPayload"];
                 };
             };
         };
@@ -28402,9 +28912,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "task.updated";
-                    payload?: {
-                        task: components["schemas"]["Task"];
-                    };
+                    payload?: components["schemas"]["TaskEventPayload"];
                 };
             };
         };
@@ -28434,9 +28942,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "taskHandoff.created";
-                    payload?: {
-                        taskHandoff: components["schemas"]["TaskHandoff"];
-                    };
+                    payload?: components["schemas"]["TaskHandoffEventPayload"];
                 };
             };
         };
@@ -28466,9 +28972,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "taskHandoff.force_deleted";
-                    payload?: {
-                        taskHandoff: components["schemas"]["TaskHandoff"];
-                    };
+                    payload?: components["schemas"]["TaskHandoffEventPayload"];
                 };
             };
         };
@@ -28498,9 +29002,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "taskHandoff.removed";
-                    payload?: {
-                        taskHandoff: components["schemas"]["TaskHandoff"];
-                    };
+                    payload?: components["schemas"]["TaskHandoffEventPayload"];
                 };
             };
         };
@@ -28530,9 +29032,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "taskHandoff.restored";
-                    payload?: {
-                        taskHandoff: components["schemas"]["TaskHandoff"];
-                    };
+                    payload?: components["schemas"]["TaskHandoffEventPayload"];
                 };
             };
         };
@@ -28562,9 +29062,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "taskHandoff.updated";
-                    payload?: {
-                        taskHandoff: components["schemas"]["TaskHandoff"];
-                    };
+                    payload?: components["schemas"]["TaskHandoffEventPayload"];
                 };
             };
         };
@@ -28594,9 +29092,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "timeEntry.created";
-                    payload?: {
-                        timeEntry: components["schemas"]["TimeEntry"];
-                    };
+                    payload?: components["schemas"]["TimeEntryEventPayload"];
                 };
             };
         };
@@ -28626,9 +29122,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "timeEntry.force_deleted";
-                    payload?: {
-                        timeEntry: components["schemas"]["TimeEntry"];
-                    };
+                    payload?: components["schemas"]["TimeEntryEventPayload"];
                 };
             };
         };
@@ -28658,9 +29152,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "timeEntry.removed";
-                    payload?: {
-                        timeEntry: components["schemas"]["TimeEntry"];
-                    };
+                    payload?: components["schemas"]["TimeEntryEventPayload"];
                 };
             };
         };
@@ -28690,9 +29182,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "timeEntry.restored";
-                    payload?: {
-                        timeEntry: components["schemas"]["TimeEntry"];
-                    };
+                    payload?: components["schemas"]["TimeEntryEventPayload"];
                 };
             };
         };
@@ -28722,9 +29212,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "timeEntry.updated";
-                    payload?: {
-                        timeEntry: components["schemas"]["TimeEntry"];
-                    };
+                    payload?: components["schemas"]["TimeEntryEventPayload"];
                 };
             };
         };
@@ -28754,9 +29242,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "webhook.created";
-                    payload?: {
-                        webhook: components["schemas"]["Webhook"];
-                    };
+                    payload?: components["schemas"]["WebhookEventPayload"];
                 };
             };
         };
@@ -28786,9 +29272,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "webhook.force_deleted";
-                    payload?: {
-                        webhook: components["schemas"]["Webhook"];
-                    };
+                    payload?: components["schemas"]["WebhookEventPayload"];
                 };
             };
         };
@@ -28818,9 +29302,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "webhook.removed";
-                    payload?: {
-                        webhook: components["schemas"]["Webhook"];
-                    };
+                    payload?: components["schemas"]["WebhookEventPayload"];
                 };
             };
         };
@@ -28850,9 +29332,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "webhook.restored";
-                    payload?: {
-                        webhook: components["schemas"]["Webhook"];
-                    };
+                    payload?: components["schemas"]["WebhookEventPayload"];
                 };
             };
         };
@@ -28946,9 +29426,7 @@ export interface operations {
                 "application/json": components["schemas"]["EventEnvelope"] & {
                     /** @constant */
                     type?: "webhook.updated";
-                    payload?: {
-                        webhook: components["schemas"]["Webhook"];
-                    };
+                    payload?: components["schemas"]["WebhookEventPayload"];
                 };
             };
         };
