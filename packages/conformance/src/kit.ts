@@ -1,5 +1,5 @@
 import type { FakeClock, HttpResponse, Pmapi, PmapiOptions } from '@pmapi/core';
-import { createTestApi } from '@pmapi/testing';
+import { createTestApi, type Reply, type RequestOptions } from '@pmapi/testing';
 import type { SqlStore } from '@pmapi/core/sql';
 import { contractOf, type Contract } from './contract';
 
@@ -24,20 +24,8 @@ export interface Workspace {
   client: Member;
 }
 
-export interface Reply {
-  status: number;
-  headers: Record<string, string>;
-  /** Parsed JSON body (undefined for 204). */
-  body: any;
-}
-
-export interface RequestOptions {
-  token?: string | null;
-  body?: unknown;
-  /** Raw body string (sent as-is). */
-  raw?: string;
-  headers?: Record<string, string>;
-}
+/** A v3 answer and per-request options: the public harness's own (the kit is built on it). */
+export type { Reply, RequestOptions } from '@pmapi/testing';
 
 export interface Harness {
   api: Pmapi;
