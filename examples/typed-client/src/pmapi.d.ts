@@ -6382,7 +6382,9 @@ export interface components {
             };
             /** Format: date-time */
             timestamp: string;
-            payload: Record<string, never>;
+            payload: {
+                [key: string]: unknown;
+            };
         };
         /** @description A actor record. With fields[actors], only id and the named fields are present. */
         Actor: {
@@ -6691,7 +6693,9 @@ export interface components {
             customFields: ({
                 customFieldId: components["schemas"]["Id"];
                 value: string;
-            }[] | null) | Record<string, never>[];
+            }[] | null) | {
+                [key: string]: unknown;
+            }[];
             archived: boolean;
             niceId: string;
             ownerId: string | null;
@@ -6910,7 +6914,9 @@ export interface components {
             customFields: ({
                 customFieldId: components["schemas"]["Id"];
                 value: string;
-            }[] | null) | Record<string, never>[];
+            }[] | null) | {
+                [key: string]: unknown;
+            }[];
             assignees: string[] | components["schemas"]["Member"][];
             hiddenFor: string[] | components["schemas"]["Role"][];
             goals: string[] | components["schemas"]["Goal"][];
@@ -7034,7 +7040,9 @@ export interface components {
             customFields: ({
                 customFieldId: components["schemas"]["Id"];
                 value: string;
-            }[] | null) | Record<string, never>[];
+            }[] | null) | {
+                [key: string]: unknown;
+            }[];
             niceId: string;
             createdById: string | null;
             assignees: string[] | components["schemas"]["Member"][];
@@ -7613,7 +7621,9 @@ export interface components {
             /** @description expand=project: the project (null when missing or not visible). */
             project?: components["schemas"]["Project"] | null;
             /** @description expand=members: computed entries. */
-            members?: Record<string, never>[];
+            members?: {
+                [key: string]: unknown;
+            }[];
         };
         ChatCreate: {
             id?: components["schemas"]["Ignored"];
@@ -7902,7 +7912,9 @@ export interface components {
             hideLinkPreview: boolean;
             audioDuration: number | null;
             sharedDocumentId: string | null;
-            tagged: components["schemas"]["Id"][] | Record<string, never>[];
+            tagged: components["schemas"]["Id"][] | {
+                [key: string]: unknown;
+            }[];
             teamId: string;
             subtype: string | null;
             isEdited: boolean;
@@ -9283,7 +9295,9 @@ export interface components {
             customFields: ({
                 customFieldId: components["schemas"]["Id"];
                 value: string;
-            }[] | null) | Record<string, never>[];
+            }[] | null) | {
+                [key: string]: unknown;
+            }[];
             niceId: string;
             createdById: string | null;
             assignees: string[] | components["schemas"]["Member"][];
@@ -23216,7 +23230,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
             /** @description Not modified (If-None-Match matched the ETag). */
@@ -24331,7 +24347,9 @@ export interface operations {
                     /** @constant */
                     type?: "document.append";
                     payload?: {
-                        document: Record<string, never>;
+                        document: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -24393,7 +24411,9 @@ export interface operations {
                     /** @constant */
                     type?: "document.editText";
                     payload?: {
-                        document: Record<string, never>;
+                        document: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -24845,7 +24865,9 @@ export interface operations {
                     /** @constant */
                     type?: "file.createFromContent";
                     payload?: {
-                        file: Record<string, never>;
+                        file: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -24877,7 +24899,9 @@ export interface operations {
                     /** @constant */
                     type?: "file.createUploadUrl";
                     payload?: {
-                        file: Record<string, never>;
+                        file: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -25179,7 +25203,9 @@ export interface operations {
                     /** @constant */
                     type?: "file.uploadFromUrl";
                     payload?: {
-                        file: Record<string, never>;
+                        file: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -26861,7 +26887,9 @@ export interface operations {
                     /** @constant */
                     type?: "project.addMember";
                     payload?: {
-                        project: Record<string, never>;
+                        project: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -27013,7 +27041,9 @@ export interface operations {
                     /** @constant */
                     type?: "project.removeMember";
                     payload?: {
-                        project: Record<string, never>;
+                        project: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -27105,7 +27135,9 @@ export interface operations {
                     /** @constant */
                     type?: "project.transfer";
                     payload?: {
-                        project: Record<string, never>;
+                        project: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -28457,7 +28489,9 @@ export interface operations {
                     /** @constant */
                     type?: "task.attachDocument";
                     payload?: {
-                        task: Record<string, never>;
+                        task: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -28549,7 +28583,9 @@ export interface operations {
                     /** @constant */
                     type?: "task.createTree";
                     payload?: {
-                        task: Record<string, never>;
+                        task: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -28611,7 +28647,9 @@ export interface operations {
                     /** @constant */
                     type?: "task.detachDocument";
                     payload?: {
-                        task: Record<string, never>;
+                        task: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -29363,7 +29401,9 @@ export interface operations {
                     /** @constant */
                     type?: "webhook.rotateSecret";
                     payload?: {
-                        webhook: Record<string, never>;
+                        webhook: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -29395,7 +29435,9 @@ export interface operations {
                     /** @constant */
                     type?: "webhook.test";
                     payload?: {
-                        webhook: Record<string, never>;
+                        webhook: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };

@@ -6,7 +6,7 @@ import { MAX_LIMIT, DEFAULT_LIMIT } from '../query/page';
 import { MAX_EXPAND_DEPTH } from '../query/parse';
 import { errorCodes } from '../errors/codes';
 import { eventCatalog } from '../webhooks/catalog';
-import { bodySchema, componentName, fromZod, pageSchema, recordSchema, ref, sharedSchemas, type JsonSchema } from './schemas';
+import { ANY_OBJECT, bodySchema, componentName, fromZod, pageSchema, recordSchema, ref, sharedSchemas, type JsonSchema } from './schemas';
 
 /**
  * The OpenAPI 3.1 document of the v3 surface (issue 17, "The contract"),
@@ -276,7 +276,7 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
   }
 
   // Records of custom operations that the declarations do not give.
-  schemas.TaskTree = registry.byName.has('task') ? recordSchema(registry.get('task'), registry, { subtasks: { type: 'array', items: ref('TaskTree') } }) : { type: 'object' };
+  schemas.TaskTree = registry.byName.has('task') ? recordSchema(registry.get('task'), registry, { subtasks: { type: 'array', items: ref('TaskTree') } }) : ANY_OBJECT;
   schemas.UploadSlot = {
     type: 'object',
     properties: { uploadKey: { type: 'string' }, url: { type: 'string' }, method: { const: 'PUT' }, size: { type: 'integer' }, expiresAt: { type: 'string', format: 'date-time' } },
@@ -319,7 +319,7 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
       summary: `${r.method} /${r.path}`,
       tags: [r.scope.resource],
       parameters: [...pathParams, ...(r.write ? [idempotencyParam] : []), ...query],
-      ...(write && !r.noBody ? { requestBody: { required: true, content: { 'application/json': { schema: r.body ? customBody(r, registry, schemas) : { type: 'object' } } } } } : {}),
+      ...(write && !r.noBody ? { requestBody: { required: true, content: { 'application/json': { schema: r.body ? customBody(r, registry, schemas) : ANY_OBJECT } } } } : {}),
       ...(write && r.noBody ? { description: 'Takes no body (or {}).' } : {}),
       responses: { [status]: answer, ...(also ? { [also]: answer } : {}), ...errorResponses(write) },
       security: [{ bearerAuth: [`${r.scope.resource}:${r.scope.action}`] }],
@@ -338,7 +338,7 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
   add('/openapi.json', 'GET', {
     operationId: 'getOpenApiDocument', summary: 'This document', tags: ['meta'], security: [],
     responses: {
-      200: { description: 'The OpenAPI 3.1 document, with an ETag.', headers: { ETag: { schema: { type: 'string' } } }, content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'] } } } },
+      200: { description: 'The OpenAPI 3.1 document, with an ETag.', headers: { ETag: { schema: { type: 'string' } } }, content: { 'application/json': { schema: { ...ANY_OBJECT, required: ['openapi', 'info', 'paths'] } } } },
       304: { description: 'Not modified (If-None-Match matched the ETag).' },
     },
   });
@@ -356,7 +356,7 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
       ? named('MembershipEventPayload', { type: 'object', properties: { parentId: { type: 'string' }, relatedId: { type: 'string' }, relation: { type: 'string' } }, required: ['parentId', 'relatedId', 'relation'] })
       : kind === 'lifecycle' && target
         ? named(`${componentName(target)}EventPayload`, { type: 'object', properties: { [resName]: ref(componentName(target)) }, required: [resName] })
-        : { type: 'object', properties: { [resName]: { type: 'object' } }, required: [resName] };
+        : { type: 'object', properties: { [resName]: ANY_OBJECT }, required: [resName] };
     webhooks[event] = {
       post: {
         operationId: `event${pascal(event.replace(/\./g, '-'))}`,
@@ -510,7 +510,7 @@ function customBody(r: CustomRoute, registry: Registry, schemas: Record<string, 
 function customAnswer(r: CustomRoute, registry: Registry): { status: number; schema: JsonSchema; description: string; also?: number } {
   const head = r.path.split('/')[0]!;
   const res = registry.byPath.get(head);
-  const item = res ? ref(componentName(res)) : { type: 'object' };
+  const item = res ? ref(componentName(res)) : ANY_OBJECT;
   if (r.method === 'GET' && r.path.endsWith('/search')) return { status: 200, schema: pageSchema(item), description: 'A page of matches, best first.' };
   if (r.path === 'activity') return { status: 200, schema: pageSchema(ref('EventEnvelope'), { extra: { totalCapped: { const: true } } }), description: 'A page of the activity feed.' };
   if (r.path === 'webhooks/{id}/deliveries') return { status: 200, schema: pageSchema(ref('WebhookDelivery'), { cursor: false, total: false }), description: 'The delivery log, newest first.' };

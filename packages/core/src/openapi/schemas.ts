@@ -15,6 +15,13 @@ export function componentName(res: Resource): string {
 
 export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 
+/**
+ * An object whose keys the document does not list. `additionalProperties: true` is JSON Schema's default,
+ * spelled out because client generators read a bare `{ type: 'object' }` as an object with no keys at all
+ * (openapi-typescript: `Record<string, never>`), so a typed client could read nothing of it.
+ */
+export const ANY_OBJECT: JsonSchema = { type: 'object', additionalProperties: true };
+
 export function orNull(s: JsonSchema): JsonSchema {
   if (typeof s.type === 'string' && Object.keys(s).every((k) => k === 'type' || k === 'format' || k === 'enum' || k === 'description')) {
     const out: JsonSchema = { ...s, type: [s.type, 'null'] };
@@ -164,10 +171,10 @@ export function recordSchema(res: Resource, registry: Registry, extra: Record<st
   if ((hooks.present || hooks.decorateGet || hooks.reveal) && !HOOKS_ADD_NO_KEY.has(res.name) && !Object.keys(COMPUTED_FIELDS).some((k) => k.startsWith(`${res.name}.`))) closed = false;
   for (const [name, e] of Object.entries(res.expand)) {
     let s: JsonSchema;
-    if (e.kind === 'entries') s = { type: 'array', items: { type: 'object' }, description: `expand=${name}: computed entries.` };
+    if (e.kind === 'entries') s = { type: 'array', items: ANY_OBJECT, description: `expand=${name}: computed entries.` };
     else {
       const target = registry.byName.get(e.target);
-      const item = target ? ref(componentName(target)) : { type: 'object' };
+      const item = target ? ref(componentName(target)) : ANY_OBJECT;
       s = e.kind === 'one'
         ? { anyOf: [item, { type: 'null' }], description: `expand=${name}: the ${e.target} (null when missing or not visible).` }
         : { type: 'array', items: item, description: `expand=${name}: the linked ${e.target} records.` };
@@ -264,7 +271,7 @@ export function sharedSchemas(): Record<string, JsonSchema> {
           required: ['source'],
         },
         timestamp: { type: 'string', format: 'date-time' },
-        payload: { type: 'object' },
+        payload: ANY_OBJECT,
       },
       required: ['eventId', 'type', 'aggregateType', 'aggregateId', 'teamId', 'projectId', 'triggeredBy', 'timestamp', 'payload'],
     },
