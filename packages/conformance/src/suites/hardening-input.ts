@@ -61,6 +61,15 @@ export function hardeningInputSuite(factory: StoreFactory): void {
       expect(r.body.errors[0]).toMatchObject({ field: 'k0', code: 'unrecognized_key' });
     });
 
+    it('a JSON null create body is not an object: 400, nothing written; no body at all creates with the defaults', async () => {
+      const r = await h.req('POST', '/presence-statuses', { raw: 'null', headers: JSON_CT });
+      expectProblem(r, 400, 'validation_failed');
+      expect(r.body.errors[0]).toMatchObject({ field: '', code: 'invalid_type' });
+      expect((await h.get('/presence-statuses')).body.data).toEqual([]);
+      const empty = await h.req('POST', '/presence-statuses', {});
+      expect(empty.status, JSON.stringify(empty.body)).toBe(201);
+    });
+
     it('an object with more than 1000 keys is refused without walking them', async () => {
       const keys = Array.from({ length: 358_000 }, (_, i) => `"k${i}":1`).join(',');
       const r = await h.req('POST', '/tasks', { raw: `{${keys}}`, headers: JSON_CT });

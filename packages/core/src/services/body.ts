@@ -26,7 +26,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
  * refused, each value checked by its field's schema, required fields present.
  */
 export function prepareBody(res: Resource, body: unknown, op: 'create' | 'update'): PreparedBody {
-  if (body === undefined || body === null) {
+  // No body at all creates with the defaults; a JSON `null` is not an object (400 below) except as an empty update.
+  if (body === undefined || (body === null && op === 'update')) {
     if (op === 'update') throw new ProblemError('empty_update', 'The update body holds no fields');
     body = {};
   }
