@@ -308,7 +308,9 @@ async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'chec
   const dialect = postgresDialectSupport({ icu: probe.rows[0]?.icu === true });
   const onQuery = o.onQuery;
   const db = new Kysely<any>({
-    dialect: new PostgresDialect({ pool: (o.prepare === false && !hostSchema ? pool : preparingPool(pool, { prepare: o.prepare !== false, ownsPool: !o.pool, ...(hostSchema ? { searchPath: hostSchema } : {}) })) as unknown as pg.Pool }),
+    // Always through preparingPool, even with prepare: false: kysely's driver ends the pool it is given on destroy,
+    // and a host's pool is not pmapi's to end.
+    dialect: new PostgresDialect({ pool: preparingPool(pool, { prepare: o.prepare !== false, ownsPool: !o.pool, ...(hostSchema ? { searchPath: hostSchema } : {}) }) as unknown as pg.Pool }),
     ...(onQuery || tap
       ? {
           log: (e) => {

@@ -57,4 +57,22 @@ describe.skipIf(!url)("[postgres] openPostgresStore with the host's pool and a s
       await host.end();
     }
   });
+
+  it('never ends the host pool with prepare: false either (kysely ends a pool it is handed directly)', async () => {
+    const schema = `pm_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Pool({ connectionString: url!, max: 1 });
+    await admin.query(`create schema ${schema}`);
+    // No schema option: the host's pool already points at the schema pmapi is to use.
+    const host = new pg.Pool({ connectionString: url!, max: 2, options: `-c search_path=${schema}` });
+    try {
+      const store = await openPostgresStore({ pool: host, prepare: false });
+      await store.close();
+      expect((await host.query('select 1 as one')).rows[0].one).toBe(1);
+      expect(host.listenerCount('error')).toBe(0);
+    } finally {
+      await host.end().catch(() => undefined);
+      await admin.query(`drop schema if exists ${schema} cascade`).catch(() => undefined);
+      await admin.end();
+    }
+  });
 });
