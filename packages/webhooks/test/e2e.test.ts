@@ -48,7 +48,8 @@ for (const f of stores) {
     beforeAll(async () => {
       const tls = selfSignedCert();
       receiver = await httpsReceiver(tls);
-      sender = createWebhookSender({ allowPrivateTargets: true, connect: { ca: tls.cert } });
+      // The receiver is registered by name (localhost); its resolution is pinned to 127.0.0.1 (the system's may give ::1).
+      sender = createWebhookSender({ allowPrivateTargets: true, connect: { ca: tls.cert }, lookup: async (h) => (h === 'localhost' ? [{ address: '127.0.0.1', family: 4 }] : []) });
       clock = fakeClock('2026-05-01T10:00:00.000Z');
       api = await createPmapi({ store: await f.open(), clock, rateLimiter: false, webhookSender: sender });
       const ws = await api.admin.createWorkspace({ name: 'Hooks', owner: { name: 'Hook Owner' } });

@@ -59,7 +59,8 @@ for (const f of stores) {
       port = (server.address() as { port: number }).port;
       store = await f.open();
       const clock = fakeClock('2026-05-01T10:00:00.000Z');
-      devSender = createWebhookSender({ allowLoopback: true, timeoutMs: 3000 });
+      // The name `localhost` is what is under test; its resolution is pinned to 127.0.0.1 (the system's may give ::1).
+      devSender = createWebhookSender({ allowLoopback: true, timeoutMs: 3000, lookup: async (h) => (h === 'localhost' ? [{ address: '127.0.0.1', family: 4 }] : []) });
       strictSender = createWebhookSender({ timeoutMs: 3000 });
       const shared = { ...store, close: async () => undefined };
       dev = await createPmapi({ store: shared, clock, rateLimiter: false, webhookSender: devSender, webhooks: { allowLoopback: true } });
