@@ -211,6 +211,8 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   validateOptions(o);
   const clock = o.clock ?? systemClock;
   const ids = o.ids ?? randomIds;
+  /** Unexpected errors (they answer 500 without details): the host's hook, else the console. */
+  const onError: (err: unknown, req: HttpRequest) => void = o.onError ?? ((err) => console.error('pmapi: unexpected error', err));
   const registry = new Registry([...builtinResources, ...(o.resources ?? [])]);
   const cursorSecret =
     o.secret === undefined ? await loadSecret(o.store, randomIds) : typeof o.secret === 'string' ? Buffer.from(o.secret, 'utf8') : o.secret;
@@ -250,7 +252,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     extraPermissions,
     ...(limiter ? { limiter } : {}),
     ...(o.clientIp ? { clientIp: o.clientIp } : {}),
-    onError: o.onError ?? ((err) => console.error('pmapi: unexpected error', err)),
+    onError,
   });
   // The frozen legacy v1.0 surface (issue 15): a second presenter over the same engine operations.
   const legacyLimiter = o.legacyRateLimiter === undefined
@@ -262,7 +264,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     extraPermissions,
     ...(legacyLimiter ? { legacyLimiter } : {}),
     ...(o.clientIp ? { clientIp: o.clientIp } : {}),
-    onError: o.onError ?? ((err) => console.error('pmapi: unexpected error', err)),
+    onError,
   });
   /** Whether a path (no query) is the legacy surface's. */
   const isLegacyPath = (path: string) => path === LEGACY_PREFIX || path.startsWith(`${LEGACY_PREFIX}/`);
@@ -286,13 +288,12 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
       currentMember: async (req) => oo.currentMember(req, req.hostRequest),
       signInUrl: (returnTo, req) => oo.signInUrl(returnTo, req.hostRequest),
       ...(oo.renderConsent ? { renderConsent: async (v, req) => oo.renderConsent!(v, req.hostRequest) } : {}),
-      onError: o.onError ?? ((err) => console.error('pmapi: unexpected error', err)),
+      onError,
       ...(oo.tokenRateLimit === false ? {} : {
         tokenLimit: oo.tokenRateLimit ?? (o.store.dialect.capabilities.multiProcess ? sqlRateLimitStore(o.store) : memoryRateLimitStore()),
       }),
       clientIp: (req) => (o.clientIp ? o.clientIp(req) : req.remoteAddress),
     });
-    const onError = o.onError ?? ((err) => console.error('pmapi: unexpected error', err));
     oauth = {
       issuer: server.issuer,
       owns: server.owns,
@@ -399,7 +400,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     try {
       return await serveBlob(req, files, clock, o.store.db, (code, detail, extras) => renderProblem(code, detail, req.url, extras, req.mount));
     } catch (err) {
-      (o.onError ?? ((e) => console.error('pmapi: unexpected error', e)))(err, req);
+      onError(err, req);
       return renderProblem('internal_error', errorCodes.internal_error.title, req.url, {}, req.mount);
     }
   };
@@ -424,7 +425,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
         workspace: note.workspace || null,
       });
     } catch (err) {
-      (o.onError ?? ((e) => console.error('pmapi: unexpected error', e)))(err, req);
+      onError(err, req);
     }
     return res;
   };
@@ -433,7 +434,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     try {
       onRequest({ method: req.method.toUpperCase(), route: null, status: res.status, durationMs: performance.now() - startedAt, requestId: res.headers['x-request-id'] ?? null, workspace: null });
     } catch (err) {
-      (o.onError ?? ((e) => console.error('pmapi: unexpected error', e)))(err, req);
+      onError(err, req);
     }
   };
   const handle = observed(route, (path) => {
@@ -464,7 +465,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
       processFiles: (limit) => runFileJobs(engine, o.store, system, limit),
       reminders: (opts) => runRemindersJob(engine, o.store, system, opts),
       // Unexpected errors of a rule go to onError (with a stand-in request naming the job); the run goes on.
-      recurring: (limit) => runRecurringJob(engine, o.store, system, limit, (err) => (o.onError ?? ((e) => console.error('pmapi: unexpected error', e)))(err, { method: 'JOB', url: 'jobs.recurring', headers: {} })),
+      recurring: (limit) => runRecurringJob(engine, o.store, system, limit, (err) => onError(err, { method: 'JOB', url: 'jobs.recurring', headers: {} })),
     },
     routes: () => routeTable(registry, customRoutes, extraPermissions),
     permissions: catalog,
