@@ -252,14 +252,10 @@ export async function openPostgresStore(o: PostgresStoreOptions = {}): Promise<S
 export async function openPostgresMigrations(o: Omit<PostgresStoreOptions, 'migrate'> = {}): Promise<MigrationRunner> {
   checkOptionNames('openPostgresMigrations', o, POSTGRES_OPTIONS.filter((k) => k !== 'migrate'));
   const tap: MigrationTap = {};
-  const { store, schema, withMigrationLock } = await openPostgres({ ...o, max: 1 }, 'none', tap);
+  const { store, schema, applyMigrations } = await openPostgres({ ...o, max: 1 }, 'none', tap);
   return {
     pending: () => pendingMigrations(store.db, store.dialect, { schema }),
-    apply: () =>
-      withMigrationLock(async (conn) => {
-        if (o.schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(conn);
-        return migrate(conn, store.dialect, { schema });
-      }),
+    apply: applyMigrations,
     preview: () =>
       previewMigrations(store.db, store.dialect, tap, {
         schema,
@@ -293,15 +289,6 @@ async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'chec
   pool.on('error', onConnErr);
   const onConnect = (client: pg.PoolClient) => client.on('error', onConnErr);
   pool.on('connect', onConnect);
-  // Only a store that migrates creates its schema: migrate: false and --print write nothing.
-  if (o.schema && migrations === 'apply') {
-    const c = await pool.connect();
-    try {
-      await c.query(`create schema if not exists ${o.schema}`);
-    } finally {
-      c.release();
-    }
-  }
   // A host's pool has its own search_path: pmapi's schema is set per checkout (preparingPool).
   const hostSchema = o.pool && o.schema ? o.schema : undefined;
   const probe = await pool.query(`select exists (select 1 from pg_collation where collname = 'und-x-icu') as icu`);
@@ -328,25 +315,27 @@ async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'chec
       pool.off('connect', onConnect);
     }
   };
-  // One migrator at a time across processes (kysely's own lock comes after it creates its tables).
-  const withMigrationLock = <T>(fn: (conn: Kysely<any>) => Promise<T>): Promise<T> =>
+  let schema: string;
+  // One migrator at a time across processes (kysely's own lock comes after it creates its tables). Only applying
+  // migrations creates the schema, under the lock: migrate: false and --print write nothing.
+  const applyMigrations = (): Promise<string[]> =>
     db.connection().execute(async (conn) => {
       await sql`select pg_advisory_lock(hashtext('pmapi:migrate'))`.execute(conn);
       try {
-        return await fn(conn);
+        if (o.schema) await sql`create schema if not exists ${sql.id(o.schema)}`.execute(conn);
+        return await migrate(conn, dialect, { schema });
       } finally {
         await sql`select pg_advisory_unlock(hashtext('pmapi:migrate'))`.execute(conn);
       }
     });
-  let schema: string;
   try {
     schema = o.schema ?? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]!.s;
-    if (migrations === 'apply') await withMigrationLock((conn) => migrate(conn, dialect, { schema }));
+    if (migrations === 'apply') await applyMigrations();
     else if (migrations === 'check') await assertMigrated(db, dialect, { schema });
   } catch (err) {
     await close();
     throw err;
   }
   const store: SqlStore = { db, dialect, transaction: (fn) => db.transaction().execute(fn), close };
-  return { store, schema, withMigrationLock };
+  return { store, schema, applyMigrations };
 }
