@@ -111,17 +111,22 @@ export function createContract(doc: Doc): Contract {
     return best;
   }
 
-  /** A response object and the JSON pointer of its JSON schema (following one `$ref` to components.responses). */
-  function responseOf(at: string[], r: any): { response: any; schemaAt?: string } {
+  /**
+   * The JSON pointer of the application/json schema of a response or request body at `at` (following one `$ref`
+   * into components.responses or components.requestBodies); undefined when it describes no JSON body.
+   */
+  function jsonSchemaAt(at: string[], node: any): string | undefined {
     let where = at;
-    let response = r;
-    if (typeof r?.$ref === 'string') {
-      where = r.$ref.replace(/^#\//, '').split('/').map((s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-      response = where.reduce((o: any, k) => o?.[k], doc);
+    if (typeof node?.$ref === 'string') {
+      where = node.$ref.replace(/^#\//, '').split('/').map((s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+      node = where.reduce((o: any, k) => o?.[k], doc);
     }
-    const content = response?.content?.['application/json'];
-    return { response, ...(content ? { schemaAt: pointer([...where, 'content', 'application/json', 'schema']) } : {}) };
+    return node?.content?.['application/json'] ? pointer([...where, 'content', 'application/json', 'schema']) : undefined;
   }
+
+  /** The first few ajv errors of a failed validation, one per line. */
+  const errorLines = (v: ValidateFunction) =>
+    (v.errors ?? []).slice(0, 6).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`).join('\n    ');
 
   const fail = (method: string, url: string, reply: CheckedReply, why: string): never => {
     const shown = JSON.stringify(reply.body);
@@ -131,8 +136,7 @@ export function createContract(doc: Doc): Contract {
   function validate(method: string, url: string, reply: CheckedReply, schemaAt: string, partial: boolean, what: string): void {
     const v = validator(schemaAt, partial);
     if (v(reply.body)) return;
-    const errs = (v.errors ?? []).slice(0, 6).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`);
-    fail(method, url, reply, `body does not match ${what}:\n    ${errs.join('\n    ')}`);
+    fail(method, url, reply, `body does not match ${what}:\n    ${errorLines(v)}`);
   }
 
   function checkReply(method: string, url: string, reply: CheckedReply, requestBody?: unknown): void {
@@ -149,20 +153,13 @@ export function createContract(doc: Doc): Contract {
 
   return { checkReply };
 
-  /** The accepted request body against the operation's request body schema (following one `$ref` to components.requestBodies). */
+  /** The accepted request body against the operation's request body schema. */
   function checkRequest(method: string, url: string, reply: CheckedReply, at: string[], op: any, body: unknown): void {
-    let where = [...at, 'requestBody'];
-    let rb = op.requestBody;
-    if (!rb) return;
-    if (typeof rb.$ref === 'string') {
-      where = rb.$ref.replace(/^#\//, '').split('/').map((s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-      rb = where.reduce((o: any, k) => o?.[k], doc);
-    }
-    if (!rb?.content?.['application/json']) return;
-    const v = validator(pointer([...where, 'content', 'application/json', 'schema']), false);
+    const schemaAt = jsonSchemaAt([...at, 'requestBody'], op.requestBody);
+    if (!schemaAt) return;
+    const v = validator(schemaAt, false);
     if (v(body)) return;
-    const errs = (v.errors ?? []).slice(0, 6).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`);
-    fail(method, url, reply, `the server accepted a request body the document's request body refuses:\n    ${errs.join('\n    ')}\n  request body: ${JSON.stringify(body)?.slice(0, 600)}`);
+    fail(method, url, reply, `the server accepted a request body the document's request body refuses:\n    ${errorLines(v)}\n  request body: ${JSON.stringify(body)?.slice(0, 600)}`);
   }
 
   function check(method: string, url: string, reply: CheckedReply, requestBody?: unknown): void {
@@ -189,11 +186,11 @@ export function createContract(doc: Doc): Contract {
     }
     const { template, op } = found;
     if (requestBody !== undefined && reply.status >= 200 && reply.status < 300) checkRequest(method, url, reply, ['paths', template.path, m], op, requestBody);
-    const listed = op.responses?.[String(reply.status)] ?? op.responses?.[`${String(reply.status)[0]}XX`];
-    const r = listed ?? (reply.status >= 400 ? op.responses?.default : undefined);
-    if (!r) fail(method, url, reply, `status ${reply.status} is not described for ${m.toUpperCase()} ${template.path} (described: ${Object.keys(op.responses ?? {}).join(', ')})`);
-    const at = listed ? ['paths', template.path, m, 'responses', op.responses[String(reply.status)] ? String(reply.status) : `${String(reply.status)[0]}XX`] : ['paths', template.path, m, 'responses', 'default'];
-    const { schemaAt } = responseOf(at, r);
+    // The listed status, else its range (2XX), else `default` for an error.
+    const status = String(reply.status);
+    const key = [status, `${status[0]}XX`, ...(reply.status >= 400 ? ['default'] : [])].find((k) => op.responses?.[k]);
+    if (!key) return fail(method, url, reply, `status ${reply.status} is not described for ${m.toUpperCase()} ${template.path} (described: ${Object.keys(op.responses ?? {}).join(', ')})`);
+    const schemaAt = jsonSchemaAt(['paths', template.path, m, 'responses', key], op.responses[key]);
     if (!schemaAt) {
       if (reply.body !== undefined && m !== 'head') fail(method, url, reply, `${m.toUpperCase()} ${template.path} answers ${reply.status} without a body, yet one came`);
       return;
