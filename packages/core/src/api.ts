@@ -346,6 +346,8 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   // The reference pages problem `docsUrl`s and the legacy `Link` point at by default (issue 17): no authentication.
   const errorsPath = `${base}/errors`;
   const versioningPath = `${base}/versioning`;
+  /** The pages are the same for every request: each rendered once, when first asked for (a known code, two formats). */
+  const pages = new Map<string, string>();
   const docsPage = (req: HttpRequest, path: string): HttpResponse => {
     const method = req.method.toUpperCase();
     if (method !== 'GET' && method !== 'HEAD') {
@@ -357,9 +359,14 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     // HTML for browsers; the same entry as Markdown (docs/errors/{code}.md) to a client that asks for it.
     const accept = String(req.headers.accept ?? '');
     const markdown = /\btext\/markdown\b/i.test(accept) && !/\btext\/html\b/i.test(accept);
-    const body = path === versioningPath
-      ? (markdown ? versioningMarkdown() : versioningHtml())
-      : code === undefined ? (markdown ? errorIndexMarkdown() : errorIndexHtml()) : markdown ? errorReferenceMarkdown(code) : errorReferenceHtml(code);
+    const key = `${markdown ? 'md' : 'html'} ${path === versioningPath ? 'versioning' : code ?? ''}`;
+    let body = pages.get(key);
+    if (body === undefined) {
+      body = path === versioningPath
+        ? (markdown ? versioningMarkdown() : versioningHtml())
+        : code === undefined ? (markdown ? errorIndexMarkdown() : errorIndexHtml()) : markdown ? errorReferenceMarkdown(code) : errorReferenceHtml(code);
+      pages.set(key, body);
+    }
     return {
       status: 200,
       headers: { 'content-type': markdown ? 'text/markdown; charset=utf-8' : 'text/html; charset=utf-8', 'cache-control': 'public, max-age=3600', vary: 'accept' },
