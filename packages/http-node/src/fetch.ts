@@ -99,8 +99,9 @@ export function toFetchHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<
     request.headers.forEach((v, k) => {
       headers[k] = v;
     });
+    const oauth = api.oauth?.owns(fullPath) ? api.oauth : undefined;
     // The consent page (CSRF token inside) is never CORS-readable: see toNodeHandler.
-    const consent = api.oauth?.owns(fullPath) === true && fullPath.endsWith(CONSENT_PATH);
+    const consent = oauth !== undefined && fullPath.endsWith(CONSENT_PATH);
     const corsHeaders = cors && !consent ? cors.headers(headers) : {};
     const reply = (out: HttpResponse) => toResponse(withCors(out, corsHeaders), method);
     const started = performance.now();
@@ -112,7 +113,6 @@ export function toFetchHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<
     try {
       const preflight = consent ? undefined : cors?.preflight(method, headers);
       if (preflight) return toResponse(own(preflight), method);
-      const oauth = api.oauth?.owns(fullPath) ? api.oauth : undefined;
       const legacy = path === LEGACY_BASE || path.startsWith(`${LEGACY_BASE}/`);
       const limit = method === 'PUT' && !legacy ? uploadLimit : bodyLimit;
       const declared = Number(headers['content-length'] ?? 0);
