@@ -32,12 +32,12 @@ export interface WebhookSenderOptions {
   connect?: Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized'>;
 }
 
-/** A sender that also releases its connection pool. */
 /** Every WebhookSenderOptions key: any other is refused (issue 16: `{ allowLoopBack: true }` was ignored). */
 const SENDER_OPTIONS = ['allowPrivateTargets', 'allowLoopback', 'timeoutMs', 'maxResponseBytes', 'lookup', 'connect'] as const satisfies ReadonlyArray<keyof WebhookSenderOptions>;
 const _allSenderOptions: Exclude<keyof WebhookSenderOptions, (typeof SENDER_OPTIONS)[number]> extends never ? true : never = true;
 void _allSenderOptions;
 
+/** A sender that also releases its connection pool. */
 export type ClosableWebhookSender = WebhookSender & { close(): Promise<void> };
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
