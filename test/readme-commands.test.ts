@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
@@ -10,6 +10,7 @@ import { main as pmapiCli } from '../packages/cli/src/index';
 import { parseQuickstartArgs } from '../examples/quickstart/src/args';
 import { parseWorkerArgs } from '../examples/worker/src/args';
 import { parseApiProcessArgs } from '../examples/two-processes/src/args';
+import { exitAfter, start } from './processes';
 
 // Issue 16 "every README snippet is exercised by a test": the shell blocks (```sh / bash / shell / console)
 // of README.md, packages/*/README.md and examples/*/README.md, found afresh on each run. Every command line
@@ -517,20 +518,19 @@ describe('README shell commands, run on 127.0.0.1', () => {
   it("the quickstart starts with the README's arguments (a SQLite file) and answers /health; the worker starts beside it and stops on SIGTERM", async () => {
     const qs = checker.invocations.find((v) => v.program === 'examples/quickstart/dist/main.js' && v.args.includes('--db') && parseQuickstartArgs(v.args).target?.kind === 'sqlite');
     expect(qs, 'a README starts the quickstart on a SQLite file').toBeDefined();
-    const child = spawn(process.execPath, [join(root, qs!.program), ...local(qs!.args), '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...qs!.env } });
-    quickstart = child;
-    const seed = await firstLine<{ baseUrl: string; teams: { members: { token: string }[] }[] }>(child);
+    const started = await start<{ baseUrl: string; teams: { members: { token: string }[] }[] }>(join(root, qs!.program), [...local(qs!.args), '--port', '0', '--json'], { env: qs!.env });
+    quickstart = started.child;
+    const seed = started.first;
     baseUrl = seed.baseUrl;
     token = seed.teams[0]!.members[0]!.token;
     expect((await fetch(`${baseUrl}/api/v3/health`)).status).toBe(200);
 
     const wk = checker.invocations.find((v) => v.program === 'examples/worker/dist/main.js' && !/^postgres/.test(v.args[v.args.indexOf('--db') + 1] ?? ''));
     expect(wk, 'a README starts the worker on a SQLite file').toBeDefined();
-    const worker = spawn(process.execPath, [join(root, wk!.program), ...local(wk!.args)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    expect(await firstLine(worker)).toMatchObject({ worker: 'started' });
-    const exit = new Promise<string>((r) => worker.on('exit', (code, signal) => r(`${code} ${signal}`)));
-    worker.kill('SIGTERM'); // at once: the worker announces itself only once its signal handlers are in place
-    expect(await exit).toBe('0 null');
+    const worker = await start(join(root, wk!.program), local(wk!.args));
+    expect(worker.first).toMatchObject({ worker: 'started' });
+    // SIGTERM at once: the worker announces itself only once its signal handlers are in place.
+    expect(await exitAfter(worker.child, 'SIGTERM')).toMatchObject({ code: 0, signal: null });
   }, 60_000);
 
   it("the root README's curl walk-through works against it (a project, an upload URL, the bytes, the file)", () => {
@@ -570,15 +570,3 @@ describe('README shell commands, run on 127.0.0.1', () => {
     expect(readFileSync(out, 'utf8')).toContain('"/projects"');
   }, 60_000);
 });
-
-function firstLine<T = unknown>(child: ChildProcess): Promise<T> {
-  let out = '';
-  return new Promise<T>((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString('utf8');
-      const nl = out.indexOf('\n');
-      if (nl !== -1) resolve(JSON.parse(out.slice(0, nl)) as T);
-    });
-    child.on('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));
-  });
-}

@@ -1,30 +1,16 @@
 import { describe, it, expect } from 'vitest';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main as pmapi } from '../../../packages/cli/src/index';
+import { run } from '../../../test/processes';
 
 /** Issue 16: "the quickstart and the library keep applying [migrations] on open unless told not to". */
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
 /** Run the built quickstart until it prints its JSON line (then stop it; graceful shutdown is operable.test.ts's) or exits. */
-function start(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  if (!existsSync(main)) throw new Error(`${main} is missing: run pnpm build`);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [main, '--port', '0', '--json', '--no-webhook-worker', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATABASE_URL: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      stdout += c.toString('utf8');
-      if (stdout.includes('\n') && child.exitCode === null && !child.killed) child.kill('SIGTERM');
-    });
-    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`quickstart did not exit: ${stderr}`)); }, 20_000);
-    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
-}
+const start = (args: string[]) => run(main, ['--port', '0', '--json', '--no-webhook-worker', ...args], { stopAtFirstLine: true });
 
 describe('quickstart --no-migrate (issue 16)', () => {
   it('refuses a database that is behind in one line naming pmapi migrate; after pmapi migrate it starts', async () => {

@@ -1,25 +1,13 @@
 import { describe, it, expect } from 'vitest';
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { run as runBuilt } from '../../../test/processes';
 
 /** Issue 16, "Operable": the quickstart's start-up errors are one clear line and a non-zero exit. */
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
-/** Run the built quickstart to its exit: code, stdout and stderr. */
-function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  if (!existsSync(main)) throw new Error(`${main} is missing: run pnpm build`);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATABASE_URL: '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`quickstart did not exit: ${stderr}`)); }, 15_000);
-    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
-}
+const run = (args: string[], env: NodeJS.ProcessEnv = {}) => runBuilt(main, args, { env });
 
 describe('quickstart start-up errors (issue 16, Operable)', () => {
   it("--db with a URL scheme other than postgres:// is refused, not taken as a SQLite file", async () => {

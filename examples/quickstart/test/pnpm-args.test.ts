@@ -1,9 +1,9 @@
 import { describe, it, expect } from 'vitest';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { run } from '../../../test/processes';
 
 // The READMEs start the examples with `pnpm --filter <pkg> start -- --db pm.db …`; pnpm hands the script the `--`
 // itself (`node dist/main.js -- --db pm.db`), which parseArgs took for a positional: "Unexpected argument '--db'",
@@ -11,20 +11,9 @@ import { fileURLToPath } from 'node:url';
 const dist = (p: string) => fileURLToPath(new URL(`../../${p}/dist/main.js`, import.meta.url));
 
 /** Run a built example until it prints its first line (or exits); then stop it. */
-function firstLine(main: string, args: string[]): Promise<{ line: string; code: number | null; stderr: string }> {
-  if (!existsSync(main)) throw new Error(`${main} is missing: run pnpm build`);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATABASE_URL: '' } });
-    let out = '';
-    let stderr = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no output: ${stderr}`)); }, 15_000);
-    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString('utf8');
-      if (out.includes('\n')) child.kill('SIGTERM');
-    });
-    child.on('exit', (code) => { clearTimeout(timer); resolve({ line: out.split('\n')[0]!, code, stderr }); });
-  });
+async function firstLine(main: string, args: string[]): Promise<{ line: string; code: number | null; stderr: string }> {
+  const r = await run(main, args, { stopAtFirstLine: true });
+  return { line: r.stdout.split('\n')[0]!, code: r.code, stderr: r.stderr };
 }
 
 describe('examples take the arguments pnpm passes after `--` (README commands)', () => {

@@ -1,19 +1,9 @@
 import { describe, it, expect } from 'vitest';
-import type { ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { startQuickstart } from './start';
+import { exitAfter } from '../../../test/processes';
 
 // Issue 16, "Operable": graceful shutdown of the quickstart.
-
-/** Resolve with the exit code and how long after the signal it came (SIGKILL and fail after `ms`). */
-function exitAfter(child: ChildProcess, signal: NodeJS.Signals, ms = 8_000): Promise<{ code: number | null; signal: string | null; tookMs: number }> {
-  return new Promise((resolve, reject) => {
-    const t0 = Date.now();
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no exit within ${ms} ms of ${signal}`)); }, ms);
-    child.once('exit', (code, sig) => { clearTimeout(timer); resolve({ code, signal: sig, tookMs: Date.now() - t0 }); });
-    child.kill(signal);
-  });
-}
 
 describe('quickstart graceful shutdown (issue 16, Operable)', () => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

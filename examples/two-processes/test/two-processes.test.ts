@@ -1,9 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { run, start } from '../../../test/processes';
 
 /**
  * Issue 16, "Examples": two API server processes (the built
@@ -23,20 +23,10 @@ interface Started {
   exited: Promise<number | null>;
 }
 
-function start(args: string[]): Promise<Started> {
-  const child = spawn(process.execPath, [mainJs, '--port', '0', '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString('utf8');
-      const nl = out.indexOf('\n');
-      if (nl !== -1) resolve({ child, exited, ...(JSON.parse(out.slice(0, nl)) as { baseUrl: string; seed?: Started['seed'] }) });
-    });
-    void exited.then((code) => reject(new Error(`API process exited with ${code}: ${err}`)));
-  });
+/** Start a built API process on any free port; resolve with what its `--json` line says once listening. */
+async function startApi(args: string[]): Promise<Started> {
+  const { child, exited, first } = await start<Pick<Started, 'baseUrl' | 'seed'>>(mainJs, ['--port', '0', '--json', ...args]);
+  return { child, exited, ...first };
 }
 
 describe.skipIf(!pgUrl)('[postgres] example two-processes: two API processes on one database (issue 16, Examples)', () => {
@@ -63,7 +53,6 @@ describe.skipIf(!pgUrl)('[postgres] example two-processes: two API processes on 
   };
 
   beforeAll(async () => {
-    if (!existsSync(mainJs)) throw new Error(`${mainJs} is missing: run pnpm --filter @pmapi/example-two-processes build`);
     admin = new pg.Client({ connectionString: pgUrl! });
     admin.on('error', () => {});
     await admin.connect();
@@ -74,8 +63,8 @@ describe.skipIf(!pgUrl)('[postgres] example two-processes: two API processes on 
     const db = u.toString();
     // Both start at once on the empty database (migrations under an advisory lock); A seeds the workspace.
     [a, b] = await Promise.all([
-      start(['--db', db, '--seed', '--post-limit', String(POST_LIMIT)]),
-      start(['--db', db, '--post-limit', String(POST_LIMIT)]),
+      startApi(['--db', db, '--seed', '--post-limit', String(POST_LIMIT)]),
+      startApi(['--db', db, '--post-limit', String(POST_LIMIT)]),
     ]);
     expect(a.baseUrl).not.toBe(b.baseUrl);
     owner = a.seed!.token;
@@ -168,14 +157,10 @@ describe('example two-processes: command line', () => {
     ['a bad --post-limit', ['--db', 'postgres://127.0.0.1/x', '--post-limit', '0'], /^pmapi API process: --post-limit must be a whole number ≥ 1, got '0'/],
   ] as const) {
     it(`refuses ${what} with one line and exit code 1`, async () => {
-      if (!existsSync(mainJs)) throw new Error(`${mainJs} is missing: run pnpm --filter @pmapi/example-two-processes build`);
-      const child = spawn(process.execPath, [mainJs, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATABASE_URL: '' } });
-      let err = '';
-      child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
-      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      const { code, stderr } = await run(mainJs, [...args]);
       expect(code).toBe(1);
-      expect(err.trim()).toMatch(message);
-      expect(err.trim().split('\n')).toHaveLength(1);
+      expect(stderr.trim()).toMatch(message);
+      expect(stderr.trim().split('\n')).toHaveLength(1);
     });
   }
 });

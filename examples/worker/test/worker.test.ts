@@ -1,7 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import pg from 'pg';
 import { createPmapi, type Pmapi } from '@pmapi/core';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { verifyWebhookSignature } from '@pmapi/webhooks';
+import { exitAfter, run, start } from '../../../test/processes';
 
 /**
  * Issue 16, "Examples": the webhook worker in a separate process
@@ -19,37 +19,8 @@ import { verifyWebhookSignature } from '@pmapi/webhooks';
 const mainJs = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const pgUrl = inject('pgUrl');
 
-interface Worker {
-  child: ChildProcess;
-  out: () => string;
-  err: () => string;
-}
-
-/** Start the built worker and resolve once it says it started. */
-function startWorker(args: string[]): Promise<Worker> {
-  if (!existsSync(mainJs)) throw new Error(`${mainJs} is missing: run pnpm --filter @pmapi/example-worker build`);
-  const child = spawn(process.execPath, [mainJs, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString('utf8');
-      if (out.includes('"started"')) resolve({ child, out: () => out, err: () => err });
-    });
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${err}`)));
-  });
-}
-
-/** Send `signal`; resolve with the exit code and how long after the signal it came (SIGKILL and fail after `ms`). */
-function exitAfter(child: ChildProcess, signal: NodeJS.Signals, ms = 8_000): Promise<{ code: number | null; signal: string | null; tookMs: number }> {
-  return new Promise((resolve, reject) => {
-    const t0 = Date.now();
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no exit within ${ms} ms of ${signal}`)); }, ms);
-    child.once('exit', (code, sig) => { clearTimeout(timer); resolve({ code, signal: sig, tookMs: Date.now() - t0 }); });
-    child.kill(signal);
-  });
-}
+/** Start the built worker and resolve once it says it started (its first line). */
+const startWorker = (args: string[]) => start<{ worker: string }>(mainJs, args);
 
 async function until(what: string, ok: () => boolean, ms = 8_000): Promise<void> {
   const t0 = Date.now();
@@ -155,8 +126,8 @@ describe.skipIf(!pgUrl)('[postgres] example worker: an API process writes, the w
     expect(stopped).toMatchObject({ code: 0, signal: null });
     expect(got[1]!.answered).toBe(true);
     expect(stopped.tookMs).toBeGreaterThan(500);
-    expect(first.out()).toContain('"stopping"');
-    expect(first.err()).toBe('');
+    expect(first.stdout()).toContain('"stopping"');
+    expect(first.stderr()).toBe('');
     holdMs = 0;
 
     // The answered delivery was recorded before the exit: both are in the log as delivered.
@@ -170,7 +141,7 @@ describe.skipIf(!pgUrl)('[postgres] example worker: an API process writes, the w
     await until('the third delivery', () => got.length >= 3 && got[2]!.answered);
     await new Promise((r) => setTimeout(r, 400)); // several more rounds
     expect(await exitAfter(second.child, 'SIGINT')).toMatchObject({ code: 0, signal: null });
-    expect(second.err()).toBe('');
+    expect(second.stderr()).toBe('');
     expect(got).toHaveLength(3);
     expect(new Set(got.map((g) => g.deliveryId)).size).toBe(3);
     expect(got.map((g) => JSON.parse(g.body).payload.task.name)).toEqual(['First', 'In flight', 'Third']);
@@ -186,8 +157,8 @@ describe('example worker: command line (issue 16, Operable)', () => {
       const r = await exitAfter(w.child, 'SIGTERM');
       expect(r).toMatchObject({ code: 0, signal: null });
       expect(r.tookMs).toBeLessThan(5_000);
-      expect(w.out()).toContain('"stopping"');
-      expect(w.err()).toBe('');
+      expect(w.stdout()).toContain('"stopping"');
+      expect(w.stderr()).toBe('');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -199,13 +170,10 @@ describe('example worker: command line (issue 16, Operable)', () => {
     ['a bad interval', ['--db', 'x.db', '--interval', '5'], /^pmapi webhook worker: --interval must be a whole number of milliseconds ≥ 10, got '5'/],
   ] as const) {
     it(`refuses ${what} with one line naming the option and exit code 1`, async () => {
-      const child = spawn(process.execPath, [mainJs, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATABASE_URL: '' } });
-      let err = '';
-      child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
-      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      const { code, stderr } = await run(mainJs, [...args]);
       expect(code).toBe(1);
-      expect(err.trim()).toMatch(message);
-      expect(err.trim().split('\n')).toHaveLength(1);
+      expect(stderr.trim()).toMatch(message);
+      expect(stderr.trim().split('\n')).toHaveLength(1);
     });
   }
 });
