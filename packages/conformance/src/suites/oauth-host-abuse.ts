@@ -115,6 +115,7 @@ export function oauthHostAbuseSuite(factory: StoreFactory): void {
       return { inA, inB };
     }
 
+    // Spec OAuth "Scopes": the requested scope is intersected with the approving member's role (invalid_scope when empty).
     it("a membership whose role grants none of the requested scope is neither offered nor accepted (no escalation through the other workspace's role)", async () => {
       const { inA } = await pat('regular');
       // projects:delete: Alpha's manager role grants it, Beta's regular role does not.
@@ -181,6 +182,7 @@ export function oauthHostAbuseSuite(factory: StoreFactory): void {
       expect(q.get('code')).toBeNull();
     });
 
+    // Spec OAuth "Scopes": the approving member's role clamps every refresh (here the chosen membership's); "Errors": invalid_grant.
     it("the chosen membership governs refresh: deactivating the signed-in one changes nothing, deactivating the chosen one ends the connection", async () => {
       const { inA, inB } = await pat();
       const { q, verifier } = await consent(inA.id, { workspace: h.b.id });

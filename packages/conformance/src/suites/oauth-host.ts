@@ -154,6 +154,7 @@ export function oauthHostSuite(factory: StoreFactory): void {
       expect(several).toMatch(/<legend>Connect Pocket Planner to<\/legend>/);
     });
 
+    // Spec OAuth "Errors": a malformed request parameter is invalid_request.
     it('a forged workspace (not one of the person\'s, or a deactivated membership) is refused with invalid_request; no code is issued', async () => {
       const { inA, inB } = await twoWorkspacePerson();
       const gamma = await h.api.admin.createWorkspace({ name: 'Gamma', owner: { name: 'Gus' } });
