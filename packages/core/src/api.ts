@@ -226,7 +226,8 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   });
   const base = basePath.replace(/\/$/, '');
   // The reference pages: the host's (docsBaseUrl) or the API's own, under the mount the request came through.
-  const docsBase = o.docsBaseUrl !== undefined ? ((url: string) => () => url)(o.docsBaseUrl.replace(/\/+$/, '')) : (req: Pick<HttpRequest, 'mount'>) => `${mountOf(req)}${base}`;
+  const hostDocs = o.docsBaseUrl?.replace(/\/+$/, '');
+  const docsBase = (req: Pick<HttpRequest, 'mount'>) => hostDocs ?? `${mountOf(req)}${base}`;
   const catalog = permissionCatalog(registry);
   const builtin = new Map<string, ReadonlySet<string>>();
   const permissionsOf: PermissionResolver = (role) => {
@@ -321,7 +322,8 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   const renderProblem = (code: ErrorCode, detail: string, url: string, extras: Record<string, unknown> = {}, mount?: string): HttpResponse => {
     const err = new ProblemError(code, detail, extras);
     const requestId = ids.uuid();
-    const docsBaseUrl = docsBase({ ...(mount !== undefined ? { mount } : {}) });
+    const at = mount !== undefined ? { mount } : {};
+    const docsBaseUrl = docsBase(at);
     // On the legacy surface every error is `{message, code}` with its three headers (spec "Errors", "Versioning").
     if (isLegacy(url)) {
       return {
@@ -330,7 +332,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
         body: JSON.stringify(legacyErrorBody(err.status, detail)),
       };
     }
-    const instance = `${mountOf({ ...(mount !== undefined ? { mount } : {}) })}${url.split('?')[0]!}`;
+    const instance = `${mountOf(at)}${url.split('?')[0]!}`;
     return {
       status: err.status,
       headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId },
