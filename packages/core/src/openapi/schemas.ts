@@ -199,23 +199,19 @@ export function recordSchema(res: Resource, registry: Registry, extra: Record<st
 export function bodySchema(res: Resource, op: 'create' | 'update'): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
-  // What prepareBody (services/body.ts) does with each key: server-assigned fields (and, on create, update-only
-  // ones) are accepted and ignored (spec "Standard operations" rule 1), so they are listed as such, any value.
-  const ignored = (_why: string): JsonSchema => ref('Ignored');
+  // What prepareBody (services/body.ts) does with each key: server-assigned fields, computed ones and, on create,
+  // update-only ones are accepted and ignored (spec "Standard operations" rule 1), so they are listed as such, any value.
+  const ignored = ref('Ignored');
   for (const [key, def] of Object.entries(res.fields)) {
-    if (def.mode === 'readOnly' || !def.schema) {
-      properties[key] = ignored('Server-assigned');
-      continue;
-    }
-    if (op === 'create' && def.mode === 'updateOnly') {
-      properties[key] = ignored('Set by an update only');
+    if (def.mode === 'readOnly' || !def.schema || (op === 'create' && def.mode === 'updateOnly')) {
+      properties[key] = ignored;
       continue;
     }
     properties[key] = fromZod(def.schema, 'input');
     if (def.writeOnly) properties[key] = { ...properties[key], writeOnly: true };
     if (op === 'create' && def.required) required.push(key);
   }
-  for (const key of res.extraResponseFields ?? []) properties[key] ??= ignored('Computed');
+  for (const key of res.extraResponseFields ?? []) properties[key] ??= ignored;
   // A retired field name still accepted: the current field's rule (the current name wins when both are sent).
   for (const [old, current] of Object.entries(res.retiredFieldNames)) {
     if (properties[current] && !(old in properties)) properties[old] = { ...properties[current], deprecated: true, description: `Retired name of ${current}.` };
