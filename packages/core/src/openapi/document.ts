@@ -301,10 +301,10 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
 
   for (const r of o.routes) {
     const path = `/${r.path}`;
-    const { status, schema, description, also } = customAnswer(r, registry);
+    const res = registry.byPath.get(r.path.split('/')[0]!);
+    const { status, schema, description, also } = customAnswer(r, res);
     const pathParams = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => shared.ref('parameters', `path.${m[1]!}`, { name: m[1]!, in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9A-Za-z_!]+$' } }));
     const isSearch = r.method === 'GET' && /\/search$/.test(r.path);
-    const res = registry.byPath.get(r.path.split('/')[0]!);
     const query = isSearch && res
       ? [{ name: 'q', in: 'query', required: true, schema: { type: 'string', minLength: 3, maxLength: 200 } }, { $ref: '#/components/parameters/cursor' }, { $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/includeTotal' }, ...readParams, ...filterParams(res, shared)]
       : r.method === 'GET' && r.path === 'activity' ? [{ $ref: '#/components/parameters/cursor' }, { $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/includeTotal' }]
@@ -313,7 +313,8 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
     const write = r.method !== 'GET';
     // A record answer the resource's operations already share is referenced, not repeated.
     const own = res ? componentName(res) : undefined;
-    const answer = own && shared.has('responses', own, json(schema, description)) ? shared.ref('responses', own, json(schema, description)) : json(schema, description);
+    const body = json(schema, description);
+    const answer = own && shared.has('responses', own, body) ? shared.ref('responses', own, body) : body;
     add(path, r.method, {
       operationId: `${r.method.toLowerCase()}${pascal(r.path)}`,
       summary: `${r.method} /${r.path}`,
@@ -506,10 +507,8 @@ function customBody(r: CustomRoute, registry: Registry, schemas: Record<string, 
   return ref(node);
 }
 
-/** What a custom route answers on success. */
-function customAnswer(r: CustomRoute, registry: Registry): { status: number; schema: JsonSchema; description: string; also?: number } {
-  const head = r.path.split('/')[0]!;
-  const res = registry.byPath.get(head);
+/** What a custom route answers on success (`res`: the resource its path starts with, if any). */
+function customAnswer(r: CustomRoute, res: Resource | undefined): { status: number; schema: JsonSchema; description: string; also?: number } {
   const item = res ? ref(componentName(res)) : ANY_OBJECT;
   if (r.method === 'GET' && r.path.endsWith('/search')) return { status: 200, schema: pageSchema(item), description: 'A page of matches, best first.' };
   if (r.path === 'activity') return { status: 200, schema: pageSchema(ref('EventEnvelope'), { extra: { totalCapped: { const: true } } }), description: 'A page of the activity feed.' };
@@ -521,5 +520,5 @@ function customAnswer(r: CustomRoute, registry: Registry): { status: number; sch
   if (r.path === 'files/from-content' || r.path === 'files/from-url') return { status: 201, schema: item, description: 'The created file.' };
   if (/^tasks\/\{id\}\/(attach|detach)-document$/.test(r.path)) return { status: 200, schema: item, description: 'The task.' };
   if (res) return { status: 200, schema: item, description: `The ${res.name}.` };
-  return { status: r.write ? 200 : 200, schema: {}, description: 'The answer.' };
+  return { status: 200, schema: {}, description: 'The answer.' };
 }
