@@ -2,7 +2,7 @@ import pg from 'pg';
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, sql, type Expression } from 'kysely';
 import type { DialectSupport, MigrationRunner, MigrationTap, SqlStore } from '@pmapi/core/sql';
-import { assertMigrated, checkOptionNames, migrate, pendingMigrations, previewMigrations } from '@pmapi/core/sql';
+import { assertMigrated, checkOptionNames, migrate, pendingMigrations, previewMigrations, statementLog } from '@pmapi/core/sql';
 import type { StorageKind } from '@pmapi/core';
 
 /** SQLSTATE classes and driver errors that mean "the database is not there right now": answer 503. */
@@ -293,20 +293,11 @@ async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'chec
   const hostSchema = o.pool && o.schema ? o.schema : undefined;
   const probe = await pool.query(`select exists (select 1 from pg_collation where collname = 'und-x-icu') as icu`);
   const dialect = postgresDialectSupport({ icu: probe.rows[0]?.icu === true });
-  const onQuery = o.onQuery;
   const db = new Kysely<any>({
     // Always through preparingPool, even with prepare: false: kysely's driver ends the pool it is given on destroy,
     // and a host's pool is not pmapi's to end.
     dialect: new PostgresDialect({ pool: preparingPool(pool, { prepare: o.prepare !== false, ownsPool: !o.pool, ...(hostSchema ? { searchPath: hostSchema } : {}) }) as unknown as pg.Pool }),
-    ...(onQuery || tap
-      ? {
-          log: (e) => {
-            if (e.level !== 'query') return;
-            onQuery?.(e.query.sql, e.queryDurationMillis);
-            tap?.statement?.({ sql: e.query.sql, parameters: e.query.parameters });
-          },
-        }
-      : {}),
+    ...statementLog(o.onQuery, tap),
   });
   const close = async () => {
     await db.destroy();

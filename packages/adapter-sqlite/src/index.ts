@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type DatabaseIntrospector, type Driver, type Expression } from 'kysely';
 import type { DialectSupport, JsonColumn, MigrationRunner, MigrationTap, SqlStore } from '@pmapi/core/sql';
-import { assertMigrated, checkOptionNames, migrate, pendingMigrations, previewMigrations } from '@pmapi/core/sql';
+import { assertMigrated, checkOptionNames, migrate, pendingMigrations, previewMigrations, statementLog } from '@pmapi/core/sql';
 import type { StorageKind } from '@pmapi/core';
 import { sqliteRateLimitStore } from './rate-limits';
 import { PrefixedSqliteIntrospector, TablePrefixPlugin, checkTablePrefix, tableNames, type TableNames } from './table-prefix';
@@ -232,19 +232,10 @@ async function openSqlite(o: SqliteStoreOptions, migrations: 'apply' | 'check' |
   // The fast read path's fallbacks (jsonEntry): JavaScript's own printing of a number and of an instant.
   raw.function('pm_json_number', { deterministic: true }, (n: unknown) => (typeof n === 'number' ? JSON.stringify(n) : null));
   raw.function('pm_iso', { deterministic: true }, (ms: unknown) => (typeof ms === 'number' && Number.isFinite(new Date(ms).getTime()) ? new Date(ms).toISOString() : null));
-  const onQuery = o.onQuery;
   const db = new Kysely<any>({
     dialect: new ImmediateSqliteDialect({ database: cachingDatabase(raw) }, names),
     ...(names ? { plugins: [new TablePrefixPlugin(names)] } : {}),
-    ...(onQuery || tap
-      ? {
-          log: (e) => {
-            if (e.level !== 'query') return;
-            onQuery?.(e.query.sql, e.queryDurationMillis);
-            tap?.statement?.({ sql: e.query.sql, parameters: e.query.parameters });
-          },
-        }
-      : {}),
+    ...statementLog(o.onQuery, tap),
   });
   // The statement cache (core sql/statement-cache.ts) keeps SQL text by dialect name: a prefixed store's text differs.
   const dialect: DialectSupport = names ? { ...sqliteDialectSupport, name: `sqlite:${prefix}` } : sqliteDialectSupport;

@@ -1,5 +1,5 @@
 export type { DialectSupport, SqlStore, JsonColumn } from './dialect';
-export { migrate, migrations, pendingMigrations, previewMigrations, assertMigrated, PendingMigrationsError, type MigrationRunner, type MigrateOptions, type MigrationPreview, type MigrationStatement, type MigrationTap, tableOf, createTable, backfillDiscussionChats, renameDuplicateFolders, narrowOwnerReadAudiences, retypeMemberlessHumanActors, nameUnnamedTokens, type Cols } from './migrations';
+export { migrate, migrations, pendingMigrations, previewMigrations, assertMigrated, PendingMigrationsError, type MigrationRunner, type MigrateOptions, type MigrationPreview, type MigrationStatement, type MigrationTap, statementLog, tableOf, createTable, backfillDiscussionChats, renameDuplicateFolders, narrowOwnerReadAudiences, retypeMemberlessHumanActors, nameUnnamedTokens, type Cols } from './migrations';
 export { Repo, escapeLike, type JsonRow } from './repo';
 export { uncachedShapes } from './statement-cache';
 export { ACTIVITY_SCAN_BUDGET, ACTIVITY_COUNT_BUDGET } from './queries/activity';

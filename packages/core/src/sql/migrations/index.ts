@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, type Kysely, type KyselyConfig, type Migration, type MigrationProvider } from 'kysely';
 import type { DialectSupport } from '../dialect';
 import { foundation } from './0001-foundation';
 import { accessAndLimits } from './0002-access-and-limits';
@@ -159,6 +159,22 @@ export interface MigrationPreview {
  */
 export interface MigrationTap {
   statement?: ((s: MigrationStatement) => void) | undefined;
+}
+
+/**
+ * A store's Kysely `log` option (spread it into the config): `onQuery` gets
+ * each statement's SQL and duration, `tap` each statement as sent. Nothing
+ * when neither is given.
+ */
+export function statementLog(onQuery: ((sql: string, durationMs: number) => void) | undefined, tap: MigrationTap | undefined): Pick<KyselyConfig, 'log'> {
+  if (!onQuery && !tap) return {};
+  return {
+    log: (e) => {
+      if (e.level !== 'query') return;
+      onQuery?.(e.query.sql, e.queryDurationMillis);
+      tap?.statement?.({ sql: e.query.sql, parameters: e.query.parameters });
+    },
+  };
 }
 
 /** Thrown inside previewMigrations' transaction so that it always rolls back. */
