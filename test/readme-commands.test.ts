@@ -11,6 +11,7 @@ import { parseQuickstartArgs } from '../examples/quickstart/src/args';
 import { parseWorkerArgs } from '../examples/worker/src/args';
 import { parseApiProcessArgs } from '../examples/two-processes/src/args';
 import { exitAfter, start } from './processes';
+import { readmes } from './readmes';
 
 // Issue 16 "every README snippet is exercised by a test": the shell blocks (```sh / bash / shell / console)
 // of README.md, packages/*/README.md and examples/*/README.md, found afresh on each run. Every command line
@@ -141,14 +142,6 @@ export function shellCommands(readme: string, text: string, vars: Record<string,
         out.push({ readme, line: start + 1, env, argv: w });
       }
     }
-  }
-  return out;
-}
-
-export function readmes(): string[] {
-  const out = ['README.md'];
-  for (const dir of ['packages', 'examples']) {
-    for (const d of readdirSync(join(root, dir))) if (existsSync(join(root, dir, d, 'README.md'))) out.push(`${dir}/${d}/README.md`);
   }
   return out;
 }

@@ -1,8 +1,9 @@
 import { describe, it, expect } from 'vitest';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { readmes } from './readmes';
 
 // Issue 16 "Done when … every README snippet is exercised by a test". Every ```ts / ```js block of
 // README.md, packages/*/README.md and examples/*/README.md (found afresh on each run, so new READMEs
@@ -79,14 +80,6 @@ interface Snippet {
   code: string;
   /** `file#region` from a `<!-- snippet: … -->` marker right before the block. */
   region?: string;
-}
-
-function readmes(): string[] {
-  const out = ['README.md'];
-  for (const dir of ['packages', 'examples']) {
-    for (const d of readdirSync(join(root, dir))) if (existsSync(join(root, dir, d, 'README.md'))) out.push(`${dir}/${d}/README.md`);
-  }
-  return out;
 }
 
 function snippets(): Snippet[] {
