@@ -141,6 +141,10 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
   // createPmapi's basePath by default: a changed basePath is set once, not repeated here (issue 16 "One setting").
   const base = (o.basePath ?? api.basePath ?? '/api/v3').replace(/\/$/, '');
   const cors = createCors(o.cors);
+  const under = (p: string, prefix: string) => p === prefix || p.startsWith(`${prefix}/`);
+  // The API-host token endpoint (`{base_url}/oauth/token`, beside the v3 base), as createPmapi places it.
+  const tokenPath = `${base.endsWith('/api/v3') ? base.slice(0, -'/api/v3'.length) : ''}/oauth/token`;
+  const serves = (p: string) => under(p, base) || under(p, LEGACY_BASE) || (api.oauth !== undefined && p === tokenPath);
   return function pmapiHandler(req: IncomingMessage, res: ServerResponse, next?: Next): void {
     // Mounted under a prefix (Express/Connect `app.use('/pm', …)`, Fastify middie), the host strips the prefix
     // from req.url and keeps the full URL in req.originalUrl. The API lives *inside* the mount: v3, legacy, blob
@@ -151,9 +155,6 @@ export function toNodeHandler(api: Pick<Pmapi, 'handle' | 'problem'> & Partial<P
     const full = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/';
     const inner = req.url ?? full;
     const fullPath = full.split('?')[0]!;
-    const under = (p: string, prefix: string) => p === prefix || p.startsWith(`${prefix}/`);
-    const tokenPath = `${base.endsWith('/api/v3') ? base.slice(0, -'/api/v3'.length) : ''}/oauth/token`;
-    const serves = (p: string) => under(p, base) || under(p, LEGACY_BASE) || (api.oauth !== undefined && p === tokenPath);
     // The OAuth 2.1 server's paths (discovery, /oauth/authorize, /oauth/token), when `api.oauth` is mounted.
     const oauth = api.oauth?.owns(fullPath) ? api.oauth : undefined;
     const url = oauth ? full : serves(inner.split('?')[0]!) || !serves(fullPath) ? inner : full;
