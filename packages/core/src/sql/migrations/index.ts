@@ -197,14 +197,12 @@ export async function previewMigrations(
   tap: MigrationTap,
   o: MigrateOptions & { beforeEach?: (trx: Kysely<any>) => Promise<void> } = {},
 ): Promise<MigrationPreview[]> {
-  const pending = new Set(await pendingMigrations(db, d, o));
-  const all = migrations(d);
+  const pending = (await migratorOf(db, d, o).getMigrations()).filter((m) => m.executedAt === undefined);
   const out: MigrationPreview[] = [];
   try {
     await db.transaction().execute(async (trx) => {
       await o.beforeEach?.(trx);
-      for (const [name, migration] of Object.entries(all)) {
-        if (!pending.has(name)) continue;
+      for (const { name, migration } of pending) {
         const preview: MigrationPreview = { name, statements: [] };
         tap.statement = (s) => preview.statements.push(s);
         try {
