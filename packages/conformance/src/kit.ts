@@ -87,8 +87,8 @@ export async function harness(factory: StoreFactory, options: { api?: (clock: Fa
       if (skip.some((p) => path.startsWith(p))) return res;
       const json = /^application\/(?:[a-z0-9.+-]+\+)?json\b/i.test(res.headers['content-type'] ?? '');
       if (res.body !== undefined && !json) return res;
-      const body = res.body === undefined ? undefined : JSON.parse(typeof res.body === 'string' ? res.body : new TextDecoder().decode(res.body));
-      const sent = typeof request.body === 'string' ? parsedOrUndefined(request.body) : request.body instanceof Uint8Array ? parsedOrUndefined(new TextDecoder().decode(request.body)) : undefined;
+      const body = res.body === undefined ? undefined : JSON.parse(text(res.body));
+      const sent = request.body === undefined ? undefined : parsedOrUndefined(text(request.body));
       contractNow().checkReply(request.method, request.url, { status: res.status, headers: res.headers, body }, sent);
       return res;
     },
@@ -136,6 +136,8 @@ export async function harness(factory: StoreFactory, options: { api?: (clock: Fa
   };
   return h;
 }
+
+const text = (b: string | Uint8Array): string => (typeof b === 'string' ? b : new TextDecoder().decode(b));
 
 /** A raw request body as JSON, or undefined when it is not JSON (the contract checks only JSON bodies the server accepted). */
 function parsedOrUndefined(raw: string): unknown {
