@@ -323,8 +323,7 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
       ...(write && !r.noBody ? { requestBody: { required: true, content: { 'application/json': { schema: r.body ? customBody(r, registry, schemas) : ANY_OBJECT } } } } : {}),
       ...(write && r.noBody ? { description: 'Takes no body (or {}).' } : {}),
       responses: { [status]: answer, ...(also ? { [also]: answer } : {}), ...errorResponses(write) },
-      security: [{ bearerAuth: [`${r.scope.resource}:${r.scope.action}`] }],
-      'x-required-permissions': r.ownRecords ? [] : [`${r.scope.resource}:${r.scope.action}`, ...(r.permissions ?? [])],
+      ...secured(r.scope.resource, r.scope.action, r.permissions ?? [], r.ownRecords),
     });
   }
 
