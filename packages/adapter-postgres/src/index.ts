@@ -291,8 +291,6 @@ async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'chec
   pool.on('connect', onConnect);
   // A host's pool has its own search_path: pmapi's schema is set per checkout (preparingPool).
   const hostSchema = o.pool && o.schema ? o.schema : undefined;
-  const probe = await pool.query(`select exists (select 1 from pg_collation where collname = 'und-x-icu') as icu`);
-  const dialect = postgresDialectSupport({ icu: probe.rows[0]?.icu === true });
   const db = new Kysely<any>({
     // Always through preparingPool, even with prepare: false: kysely's driver ends the pool it is given on destroy,
     // and a host's pool is not pmapi's to end.
@@ -306,6 +304,8 @@ async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'chec
       pool.off('connect', onConnect);
     }
   };
+  // Both set first thing in the try below, which closes the store (and lets go of a host's pool) when opening fails.
+  let dialect: DialectSupport;
   let schema: string;
   // One migrator at a time across processes (kysely's own lock comes after it creates its tables). Only applying
   // migrations creates the schema, under the lock: migrate: false and --print write nothing.
@@ -320,6 +320,8 @@ async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'chec
       }
     });
   try {
+    const probe = await pool.query(`select exists (select 1 from pg_collation where collname = 'und-x-icu') as icu`);
+    dialect = postgresDialectSupport({ icu: probe.rows[0]?.icu === true });
     schema = o.schema ?? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]!.s;
     if (migrations === 'apply') await applyMigrations();
     else if (migrations === 'check') await assertMigrated(db, dialect, { schema });

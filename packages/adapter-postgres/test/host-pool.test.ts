@@ -75,4 +75,16 @@ describe.skipIf(!url)("[postgres] openPostgresStore with the host's pool and a s
       await admin.end();
     }
   });
+
+  it('a failed open leaves the host pool without pmapi listeners', async () => {
+    // Nothing listens on port 1: the open fails at its first query.
+    const host = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMillis: 2000 });
+    try {
+      await expect(openPostgresStore({ pool: host, onConnectionError: () => {} })).rejects.toThrow();
+      expect(host.listenerCount('error')).toBe(0);
+      expect(host.listenerCount('connect')).toBe(0);
+    } finally {
+      await host.end();
+    }
+  });
 });
