@@ -59,8 +59,14 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
     }
     return st;
   };
+  const blockQueries = new Map<number, Database.Statement>();
+  /** The latest block among `keys` still in force at `now` (0 when none); a refused request's one read, prepared once per key count. */
   const activeBlock = (keys: readonly string[], now: number): number => {
-    const st = db.prepare(`select max(until) as until from ${blocks} where key in (${keys.map(() => '?').join(', ')}) and until > ?`);
+    let st = blockQueries.get(keys.length);
+    if (!st) {
+      st = db.prepare(`select max(until) as until from ${blocks} where key in (${keys.map(() => '?').join(', ')}) and until > ?`);
+      blockQueries.set(keys.length, st);
+    }
     return Number((st.get(...keys, now) as { until: number | null }).until ?? 0);
   };
   const forget = db.prepare(`delete from ${counters} where key = ? and window_start < ?`);
