@@ -203,7 +203,6 @@ void _allPostgresOptions;
 
 /** What `schema` must match: a lower-case Postgres identifier, used unquoted. */
 export const POSTGRES_SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
-const SCHEMA_RE = POSTGRES_SCHEMA_PATTERN;
 
 /**
  * A connection string must be a postgres:// or postgresql:// URL (issue 16): a typo
@@ -271,7 +270,7 @@ export async function openPostgresMigrations(o: Omit<PostgresStoreOptions, 'migr
 
 /** Open the pool; `apply` pending migrations, `check` that none is pending (migrate: false), or leave them (`none`). */
 async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'check' | 'none', tap?: MigrationTap) {
-  if (o.schema !== undefined && !SCHEMA_RE.test(o.schema)) throw new Error(`pmapi: invalid schema name '${o.schema}'`);
+  if (o.schema !== undefined && !POSTGRES_SCHEMA_PATTERN.test(o.schema)) throw new Error(`pmapi: invalid schema name '${o.schema}'`);
   if (!o.pool) checkConnectionString(o.connectionString, o.connectionString !== undefined ? 'options.connectionString' : 'DATABASE_URL');
   const onConnErr = o.onConnectionError ?? (() => {});
   const pool =
