@@ -181,8 +181,10 @@ export function openApiDocument(o: OpenApiOptions): OpenApiDocument {
   const paths: Record<string, Record<string, Operation>> = {};
   const usedIds = new Set<string>();
   const shared = new Shared();
-  /** A schema many places use, as components/schemas/{key}; inline when the key already holds another schema (a host resource named like it). */
+  const records = new Set(registry.all().map(componentName));
+  /** A schema many places use, as components/schemas/{key}; inline when the key holds, or a record will hold, another schema (a host resource named like it). */
   const named = (key: string, value: JsonSchema): JsonSchema => {
+    if (records.has(key)) return value;
     if (!(key in schemas)) schemas[key] = value;
     return JSON.stringify(schemas[key]) === JSON.stringify(value) ? ref(key) : value;
   };

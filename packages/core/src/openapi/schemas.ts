@@ -8,9 +8,17 @@ import { MAX_FIELD_ERRORS } from '../errors/problem';
 /** A JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1) as plain data. */
 export type JsonSchema = Record<string, unknown>;
 
-/** The component name of a resource's record: `checklistItem` → `ChecklistItem`. */
+/**
+ * Schema names the document gives its own pieces (sharedSchemas, the custom operations' answers and bodies, the
+ * membership payload, the shared id and instants): a host resource whose record would take one is `{Name}Record`,
+ * so neither replaces the other.
+ */
+const OWN_SCHEMA = /^(?:Ignored|FieldError|Problem|EventEnvelope|TaskTree|TaskTreeNode|UploadSlot|WebhookTestOutcome|WebhookDelivery|MembershipEventPayload|Id|DateTime\d*)$/;
+
+/** The component name of a resource's record: `checklistItem` → `ChecklistItem` (`problem` → `ProblemRecord`: see OWN_SCHEMA). */
 export function componentName(res: Resource): string {
-  return res.name.charAt(0).toUpperCase() + res.name.slice(1);
+  const name = res.name.charAt(0).toUpperCase() + res.name.slice(1);
+  return OWN_SCHEMA.test(name) ? `${name}Record` : name;
 }
 
 export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
