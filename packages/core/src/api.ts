@@ -213,7 +213,11 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   const ids = o.ids ?? randomIds;
   /** Unexpected errors (they answer 500 without details): the host's hook, else the console. */
   const onError: (err: unknown, req: HttpRequest) => void = o.onError ?? ((err) => console.error('pmapi: unexpected error', err));
-  const registry = new Registry([...builtinResources, ...(o.resources ?? [])]);
+  // A host's resource may not take a path the API answers itself: its own pages (health, the OpenAPI
+  // document, the error reference), blob links, or the first segment of an operation route.
+  const resourcePaths = new Set(builtinResources.map((r) => r.path));
+  const reserved = ['health', 'openapi.json', 'errors', 'versioning', 'blobs', ...builtinRoutes.map((r) => r.path.split('/')[0]!).filter((p) => !resourcePaths.has(p))];
+  const registry = new Registry([...builtinResources, ...(o.resources ?? [])], [...new Set(reserved)]);
   const cursorSecret =
     o.secret === undefined ? await loadSecret(o.store, randomIds) : typeof o.secret === 'string' ? Buffer.from(o.secret, 'utf8') : o.secret;
   const basePath = o.basePath ?? '/api/v3';

@@ -152,6 +152,26 @@ describe('resource registry: policy and project scoping are declared, not writte
     expect(requiredPermissions(registry, 'webhooks', 'read')).toEqual([]);
   });
 
+  it('a resource may not hide another or a path the API serves itself: createPmapi refuses it (a resource named like a built-in replaces it)', async () => {
+    const at = (name: string, path: string) => defineResource({
+      name, path, table: `${name}s`, softDelete: false, operations: { list: true },
+      fields: {}, filters: {}, defaultSort: 'createdAt', expand: {},
+    });
+    for (const [resource, message] of [
+      [at('page', 'errors'), /resource 'page' takes the path 'errors', which the API serves itself/],
+      [at('doc', 'openapi.json'), /which the API serves itself/],
+      [at('feed', 'activity'), /resource 'feed' takes the path 'activity', which the API serves itself/],
+      [at('widget', 'tasks'), /resource 'widget' takes the path 'tasks', which resource 'task' has/],
+    ] as const) {
+      const store = await openSqliteStore();
+      try {
+        await expect(import('@pmapi/core').then((m) => m.createPmapi({ store, resources: [resource] }))).rejects.toThrow(message);
+      } finally {
+        await store.close();
+      }
+    }
+  });
+
   it('the project and the rows of projects declare how project access applies', () => {
     const registry = new Registry(builtinResources);
     expect(registry.get('project').projectKey).toBe('id');

@@ -7,8 +7,24 @@ export class Registry {
   /** Retired path spelling → current path. */
   readonly retiredPaths = new Map<string, string>();
 
-  constructor(resources: readonly Resource[]) {
-    for (const r of resources) {
+  /**
+   * A resource named like an earlier one replaces it (a host's grown version of
+   * a built-in). `reserved`: path segments the API serves itself (its own
+   * pages, blob links, operation routes), which no resource may take; nor may
+   * two resources share a path, current or retired: one would silently hide
+   * the other.
+   */
+  constructor(resources: readonly Resource[], reserved: readonly string[] = []) {
+    const last = new Map(resources.map((r) => [r.name, r]));
+    const taken = new Map<string, string | undefined>(reserved.map((p) => [p, undefined]));
+    for (const r of last.values()) {
+      for (const path of [r.path, ...(r.retiredPaths ?? [])]) {
+        if (taken.has(path)) {
+          const owner = taken.get(path);
+          throw new TypeError(`pmapi: resource '${r.name}' takes the path '${path}', which ${owner === undefined ? 'the API serves itself' : `resource '${owner}' has`}`);
+        }
+        taken.set(path, r.name);
+      }
       this.byName.set(r.name, r);
       this.byPath.set(r.path, r);
       for (const old of r.retiredPaths ?? []) this.retiredPaths.set(old, r.path);
