@@ -193,3 +193,28 @@ export function median(xs) {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
+
+/**
+ * The raw handler and pmapi must answer the GET cases with the same JSON (a list's `nextCursor` aside:
+ * both sign one, with different keys), or a ratio would compare different work. Throws on a difference.
+ */
+export async function checkSameAnswers(target) {
+  const raw = await startServer('raw', target.url, {});
+  const pmapi = await startServer('pmapi', target.url, {});
+  try {
+    const s = target.seed;
+    const headers = { authorization: `Bearer ${s.token}` };
+    for (const path of [`/api/v3/tasks/${s.taskIds[3]}`, `/api/v3/tasks?projectId=${s.projectId}&limit=50`, `/api/v3/tasks?projectId=${s.projectId}&limit=200`]) {
+      const [a, b] = await Promise.all([raw, pmapi].map(async (srv) => {
+        const r = await fetch(srv.url + path, { headers });
+        const body = await r.json();
+        if (r.status !== 200) throw new Error(`${path}: ${r.status} ${JSON.stringify(body)}`);
+        if (body.nextCursor) body.nextCursor = typeof body.nextCursor;
+        return JSON.stringify(body);
+      }));
+      if (a !== b) throw new Error(`the raw handler and pmapi answer ${path} differently:\nraw   ${a.slice(0, 400)}\npmapi ${b.slice(0, 400)}`);
+    }
+  } finally {
+    await Promise.all([raw.stop(), pmapi.stop()]);
+  }
+}

@@ -1,12 +1,14 @@
 // pnpm bench [-- --pg] [--runs N] [--seconds S] [--connections 10,50] [--cases list50,post] [--soak]
 //
 // The performance matrix of issue 11: pmapi beside raw node:http handlers (better-sqlite3 on SQLite,
-// pg on Postgres) doing the same statements' work, on 100k tasks. Each run is a fresh server pinned
+// pg on Postgres) doing the same statements' work and answering the same JSON (checked before any
+// run: a raw handler that skipped the link rows or the API's field shapes would measure less work),
+// on 100k tasks. Each run is a fresh server pinned
 // to core 0 (taskset), the load from this process pinned to core 1, a 1 s warm-up, then the measured
 // seconds; the variants of a case alternate (A B C A B C …), at least 3 runs each, at each number of
 // connections. It prints medians with min–max and each comparison beside its target. `--soak` adds 5
 // minutes of mixed load at 16 connections, sampling the server's RSS. A benchmark: it gates nothing.
-import { PINNED, caseList, loadOnce, median, openTarget, pinLoad, startServer } from './matrix.mjs';
+import { PINNED, caseList, checkSameAnswers, loadOnce, median, openTarget, pinLoad, startServer } from './matrix.mjs';
 import { join } from 'node:path';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
@@ -27,6 +29,8 @@ pinLoad();
 const target = await openTarget({ pg: PG, tasks: Number(process.env.BENCH_TASKS ?? 100_000) });
 const s = target.seed;
 const runFile = join(target.url, '..', 'run.db');
+await checkSameAnswers(target);
+console.log('the raw handler and pmapi answer GET /tasks/{id} and both pages with the same JSON');
 
 async function measure(variant, connections) {
   const server = await startServer(variant.server, PG ? target.url : runFile, PG ? {} : { copyFrom: target.url });

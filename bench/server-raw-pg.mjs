@@ -1,10 +1,12 @@
 // The Postgres baseline: raw node:http + pg doing the same statements' work as pmapi — bearer lookup by
-// prefix with a SHA-256 check; the same keyset page query; one row by id; the same insert plus an
-// outbox row in one transaction; a guarded UPDATE (… where updated_at = $) plus an outbox row in one
-// transaction — and nothing else. Named (prepared) statements throughout.
+// prefix with a SHA-256 check; the same keyset page query and one statement for the page's link rows;
+// one row by id and its links; the same insert plus an outbox row in one transaction; a guarded UPDATE
+// (… where updated_at = $) plus an outbox row in one transaction — and nothing else. Named (prepared)
+// statements throughout. Tasks are answered with the API's JSON (raw-task.mjs), the same bytes as pmapi.
 import http from 'node:http';
 import { createHash, randomUUID, randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { LINK_KINDS, cursorAfter, taskOf, tasksOf } from './raw-task.mjs';
 
 const pool = new pg.Pool({ connectionString: process.argv[2], max: 10 });
 pool.on('error', () => {});
@@ -43,25 +45,25 @@ const create = (team, member, body) => tx(async (c) => {
   const now = new Date();
   const nice = String((await c.query({ name: 'nice', text: 'update projects set task_counter = task_counter + 1 where id = $1 returning task_counter', values: [body.projectId] })).rows[0].task_counter);
   const order = ((await c.query({ name: 'max', text: 'select max("order") as m from tasks where team_id = $1 and project_id = $2', values: [team, body.projectId] })).rows[0].m ?? 0) + 1;
-  await c.query({
+  const inserted = await c.query({
     name: 'ins',
-    text: `insert into tasks (id, team_id, name, project_id, archived, completed, status_id, "order", nice_id, created_at, updated_at, created_by_id)
-           values ($1, $2, $3, $4, false, false, $5, $6, $7, $8, $8, $9)`,
+    text: `insert into tasks (id, team_id, name, project_id, archived, completed, status_id, "order", nice_id, created_at, updated_at, created_by_id, custom_fields)
+           values ($1, $2, $3, $4, false, false, $5, $6, $7, $8, $8, $9, '[]') returning *`,
     values: [id, team, body.name, body.projectId, body.statusId, order, nice, now, member],
   });
-  const task = { id, name: body.name, projectId: body.projectId, statusId: body.statusId, order, niceId: nice, createdAt: now.toISOString() };
+  const task = taskOf(inserted.rows[0]);
   await outbox(c, team, 'task.created', id, body.projectId, task, now);
   return task;
 });
 
-const shown = (r) => ({ ...r, createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString() });
+const links = async (c, id) => (await c.query({ name: 'links', text: 'select kind, related_id from links where kind = any($1) and parent_id = $2 order by kind, created_at, related_id', values: [LINK_KINDS, id] })).rows;
 
 const patch = (team, id, body) => tx(async (c) => {
   const expected = new Date(body.expectedUpdatedAt);
   const now = new Date(Math.max(Date.now(), expected.getTime() + 1));
   const { rows } = await c.query({ name: 'upd', text: 'update tasks set name = $1, updated_at = $2 where id = $3 and team_id = $4 and updated_at = $5 returning *', values: [body.name, now, id, team, expected] });
   if (!rows[0]) return null;
-  const task = shown(rows[0]);
+  const task = taskOf(rows[0], await links(c, id));
   await outbox(c, team, 'task.updated', id, rows[0].project_id, task, now);
   return task;
 });
@@ -82,13 +84,15 @@ async function handle(req, res) {
   const id = url.pathname.split('/')[4];
   if (req.method === 'GET' && id) {
     const row = await one(who.team_id, id);
-    return row ? send(res, 200, shown(row)) : res.writeHead(404).end();
+    return row ? send(res, 200, taskOf(row, await links(pool, id))) : res.writeHead(404).end();
   }
   if (req.method === 'GET') {
     const limit = Number(url.searchParams.get('limit') ?? 50);
     const { rows } = await pool.query({ name: 'list', text: 'select * from tasks where team_id = $1 and project_id = $2 order by "order", id limit $3', values: [who.team_id, url.searchParams.get('projectId'), limit + 1] });
-    const data = rows.slice(0, limit).map((r) => ({ ...r, createdAt: r.created_at.toISOString() }));
-    return send(res, 200, { data, limit, hasMore: rows.length > limit, nextCursor: null });
+    const page = rows.slice(0, limit);
+    const pageLinks = await pool.query({ name: 'pagelinks', text: 'select parent_id, kind, related_id from links where kind = any($1) and parent_id = any($2) order by kind, parent_id, created_at, related_id', values: [LINK_KINDS, page.map((r) => r.id)] });
+    const hasMore = rows.length > limit;
+    return send(res, 200, { data: tasksOf(page, pageLinks.rows), limit, hasMore, nextCursor: hasMore ? cursorAfter(page[page.length - 1], who.team_id) : null });
   }
   const chunks = [];
   for await (const c of req) chunks.push(c);

@@ -1,9 +1,12 @@
 // The SQLite baseline: raw node:http + better-sqlite3 doing the same statements' work as pmapi — bearer
-// lookup by prefix with a SHA-256 check; the same keyset page query; one row by id; the same insert
-// plus an outbox row; a guarded UPDATE (… where updated_at = ?) plus an outbox row — and nothing else.
+// lookup by prefix with a SHA-256 check; the same keyset page query and one statement for the page's
+// link rows; one row by id and its links; the same insert plus an outbox row; a guarded UPDATE
+// (… where updated_at = ?) plus an outbox row — and nothing else. Tasks are answered with the API's
+// JSON (raw-task.mjs: objects built in JavaScript, JSON.stringify), so both answer the same bytes.
 import http from 'node:http';
 import { createHash, randomUUID, randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
+import { LINK_KINDS, cursorAfter, taskOf, tasksOf } from './raw-task.mjs';
 
 const db = new Database(process.argv[2]);
 db.pragma('journal_mode = WAL');
@@ -13,8 +16,11 @@ const listQ = db.prepare('select * from tasks where team_id = ? and project_id =
 const oneQ = db.prepare('select * from tasks where id = ? and team_id = ?');
 const counterQ = db.prepare('update projects set task_counter = task_counter + 1 where id = ? returning task_counter');
 const maxQ = db.prepare('select max("order") as m from tasks where team_id = ? and project_id = ?');
-const insertQ = db.prepare(`insert into tasks (id, team_id, name, project_id, archived, completed, status_id, "order", nice_id, created_at, updated_at, created_by_id)
-  values (?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?)`);
+const insertQ = db.prepare(`insert into tasks (id, team_id, name, project_id, archived, completed, status_id, "order", nice_id, created_at, updated_at, created_by_id, custom_fields)
+  values (?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?, '[]') returning *`);
+const kinds = LINK_KINDS.map((k) => `'${k}'`).join(', ');
+const linksQ = db.prepare(`select kind, related_id from links where kind in (${kinds}) and parent_id = ? order by kind, created_at, related_id`);
+const pageLinksQ = db.prepare(`select parent_id, kind, related_id from links where kind in (${kinds}) and parent_id in (select value from json_each(?)) order by kind, parent_id, created_at, related_id`);
 const updateQ = db.prepare('update tasks set name = ?, updated_at = ? where id = ? and team_id = ? and updated_at = ? returning *');
 const outboxQ = db.prepare('insert into outbox (id, team_id, type, aggregate_type, aggregate_id, project_id, body, created_at) values (?, ?, ?, ?, ?, ?, ?, ?)');
 const create = db.transaction((team, member, body) => {
@@ -22,17 +28,15 @@ const create = db.transaction((team, member, body) => {
   const now = Date.now();
   const nice = String(counterQ.get(body.projectId).task_counter);
   const order = (maxQ.get(team, body.projectId).m ?? 0) + 1;
-  insertQ.run(id, team, body.name, body.projectId, body.statusId, order, nice, now, now, member);
-  const task = { id, name: body.name, projectId: body.projectId, statusId: body.statusId, order, niceId: nice, createdAt: new Date(now).toISOString() };
+  const task = taskOf(insertQ.get(id, team, body.name, body.projectId, body.statusId, order, nice, now, now, member));
   outboxQ.run(randomUUID(), team, 'task.created', 'task', id, body.projectId, JSON.stringify({ type: 'task.created', payload: { task } }), now);
   return task;
 });
-const shown = (r) => ({ ...r, createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString() });
 const patch = db.transaction((team, id, body) => {
   const expected = Date.parse(body.expectedUpdatedAt);
   const row = updateQ.get(body.name, Math.max(Date.now(), expected + 1), id, team, expected);
   if (!row) return null;
-  const task = shown(row);
+  const task = taskOf(row, linksQ.all(id));
   outboxQ.run(randomUUID(), team, 'task.updated', 'task', id, row.project_id, JSON.stringify({ type: 'task.updated', payload: { task } }), row.updated_at);
   return task;
 });
@@ -53,13 +57,15 @@ const server = http.createServer((req, res) => {
   const id = url.pathname.split('/')[4];
   if (req.method === 'GET' && id) {
     const row = oneQ.get(id, who.team_id);
-    return row ? send(res, 200, shown(row)) : res.writeHead(404).end();
+    return row ? send(res, 200, taskOf(row, linksQ.all(id))) : res.writeHead(404).end();
   }
   if (req.method === 'GET') {
     const limit = Number(url.searchParams.get('limit') ?? 50);
     const rows = listQ.all(who.team_id, url.searchParams.get('projectId'), limit + 1);
-    const data = rows.slice(0, limit).map((r) => ({ ...r, createdAt: new Date(r.created_at).toISOString() }));
-    return send(res, 200, { data, limit, hasMore: rows.length > limit, nextCursor: null });
+    const page = rows.slice(0, limit);
+    const data = tasksOf(page, pageLinksQ.all(JSON.stringify(page.map((r) => r.id))));
+    const hasMore = rows.length > limit;
+    return send(res, 200, { data, limit, hasMore, nextCursor: hasMore ? cursorAfter(page[page.length - 1], who.team_id) : null });
   }
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
