@@ -121,11 +121,15 @@ function linkIds(kind: string, parentId: string) {
 
 /**
  * kysely prepares every query anew; better-sqlite3 statements are reusable, so
- * keep the most recent ones by SQL text (a bounded LRU).
+ * keep the most recent ones by SQL text (a bounded LRU). kysely's driver runs
+ * each statement synchronously right after preparing it, so `writes` counts
+ * the statements that may change the database as they run (the store's
+ * changeStamp).
  */
 function cachingDatabase(raw: Database.Database, max = 500) {
   const cache = new Map<string, Database.Statement>();
-  return {
+  const self = {
+    writes: 0,
     prepare(sqlText: string) {
       let stmt = cache.get(sqlText);
       if (stmt) {
@@ -135,12 +139,35 @@ function cachingDatabase(raw: Database.Database, max = 500) {
         if (cache.size >= max) cache.delete(cache.keys().next().value!);
       }
       cache.set(sqlText, stmt);
+      if (!stmt.readonly) self.writes++;
       return stmt;
     },
     close() {
       cache.clear();
       raw.close();
     },
+  };
+  return self;
+}
+
+/**
+ * The store's changeStamp: moves with every statement this connection runs
+ * that may write, and with every commit by another connection (another
+ * process, or another store on the same file), which PRAGMA data_version
+ * reports (about 0.1 µs).
+ */
+function changeStamp(raw: Database.Database, connection: { writes: number }): () => number {
+  const dataVersion = raw.prepare('pragma data_version').pluck();
+  let seen = dataVersion.get() as number;
+  let others = 0;
+  return () => {
+    const v = dataVersion.get() as number;
+    if (v !== seen) {
+      seen = v;
+      others++;
+    }
+    // Both counters only grow, so the sum moves whenever either does.
+    return connection.writes + others;
   };
 }
 
@@ -232,8 +259,9 @@ async function openSqlite(o: SqliteStoreOptions, migrations: 'apply' | 'check' |
   // The fast read path's fallbacks (jsonEntry): JavaScript's own printing of a number and of an instant.
   raw.function('pm_json_number', { deterministic: true }, (n: unknown) => (typeof n === 'number' ? JSON.stringify(n) : null));
   raw.function('pm_iso', { deterministic: true }, (ms: unknown) => (typeof ms === 'number' && Number.isFinite(new Date(ms).getTime()) ? new Date(ms).toISOString() : null));
+  const connection = cachingDatabase(raw);
   const db = new Kysely<any>({
-    dialect: new ImmediateSqliteDialect({ database: cachingDatabase(raw) }, names),
+    dialect: new ImmediateSqliteDialect({ database: connection }, names),
     ...(names ? { plugins: [new TablePrefixPlugin(names)] } : {}),
     ...statementLog(o.onQuery, tap),
   });
@@ -251,6 +279,7 @@ async function openSqlite(o: SqliteStoreOptions, migrations: 'apply' | 'check' |
     db,
     dialect,
     transaction: (fn) => db.transaction().execute(fn),
+    changeStamp: changeStamp(raw, connection),
     rateLimitStore: () => (limits ??= sqliteRateLimitStore(o.rateLimitFile ?? (filename === ':memory:' ? ':memory:' : `${filename}-limits`), {
       ...(o.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: o.busyTimeoutMs }),
       ...(prefix ? { tablePrefix: prefix } : {}),

@@ -16,7 +16,7 @@ import type { Principal } from './services/context';
 import { ProblemError, problemBody } from './errors/problem';
 import type { ErrorCode } from './errors/codes';
 import { builtinRolePermissions, permissionCatalog, requiredPermissions } from './auth/permissions';
-import type { PermissionResolver } from './auth/tokens';
+import { cachedTokenLookup, type PermissionResolver } from './auth/tokens';
 import { routeTable, type CustomRoute, type RouteInfo, type ExtraPermissions } from './http/routes';
 import { createRateLimiter, type RateLimiter } from './limits/index';
 import { builtinRoutes } from './routes/index';
@@ -249,11 +249,14 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   const limiter = o.rateLimiter === undefined
     ? createRateLimiter(o.store.dialect.capabilities.multiProcess ? { store: 'database', sqlStore: o.store } : { store: 'memory' })
     : o.rateLimiter || undefined;
+  // Token rows remembered while the database has not changed, where the store can tell (SQLite).
+  const tokenLookup = o.store.changeStamp ? cachedTokenLookup(o.store.db, o.store.dialect, o.store.changeStamp.bind(o.store)) : undefined;
   const v3Handle = createHandler(engine, {
     basePath,
     docsBase,
     routes: customRoutes,
     permissionsOf,
+    ...(tokenLookup ? { tokenLookup } : {}),
     extraPermissions,
     ...(limiter ? { limiter } : {}),
     ...(o.clientIp ? { clientIp: o.clientIp } : {}),
@@ -266,6 +269,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
   const legacyHandle = createLegacyHandler(engine, {
     docsBase,
     permissionsOf,
+    ...(tokenLookup ? { tokenLookup } : {}),
     extraPermissions,
     ...(legacyLimiter ? { legacyLimiter } : {}),
     ...(o.clientIp ? { clientIp: o.clientIp } : {}),

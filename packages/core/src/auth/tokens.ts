@@ -51,11 +51,41 @@ export function bearerOf(header: string | readonly string[] | undefined): string
 /** Turns a role row into the permissions it grants (built-in roles are derived from the catalog). */
 export type PermissionResolver = (role: { name: string; editable: boolean; permissions: string[] }) => ReadonlySet<string>;
 
-export async function authenticate(db: Kysely<any>, d: DialectSupport, token: string, now: number, permissionsOf: PermissionResolver): Promise<Principal> {
+/** A token's row by its prefix (tokenByPrefix, or a {@link cachedTokenLookup} of it). */
+export type TokenLookup = (prefix: string) => Promise<Record<string, unknown> | undefined>;
+
+/**
+ * tokenByPrefix, remembering the rows it read for as long as the store's
+ * `changeStamp()` stays the same, i.e. until anything may have changed in the
+ * database (a write by this process, a commit by another): a remembered row
+ * is always the row the statement would read now. Everything that depends on
+ * the clock or on the presented secret (the hash comparison, expiry, revoked
+ * flags, lastUsedAt) is still judged on every request, by `authenticate`.
+ * Only rows found are kept, at most `max` of them (oldest first out), so
+ * unknown prefixes cost a statement each and hold no memory.
+ */
+export function cachedTokenLookup(db: Kysely<any>, d: DialectSupport, changeStamp: () => number, max = 1024): TokenLookup {
+  const rows = new Map<string, { stamp: number; row: Record<string, unknown> }>();
+  return async (prefix) => {
+    // Read before the statement: a write between the two makes the entry older than it is, never newer.
+    const stamp = changeStamp();
+    const hit = rows.get(prefix);
+    if (hit && hit.stamp === stamp) return hit.row;
+    const row = await tokenByPrefix(db, d, prefix);
+    rows.delete(prefix);
+    if (row) {
+      if (rows.size >= max) rows.delete(rows.keys().next().value!);
+      rows.set(prefix, { stamp, row });
+    }
+    return row;
+  };
+}
+
+export async function authenticate(db: Kysely<any>, d: DialectSupport, token: string, now: number, permissionsOf: PermissionResolver, lookup?: TokenLookup): Promise<Principal> {
   const m = TOKEN_RE.exec(token);
   if (!m) throw invalidToken();
   const prefix = m[2]!;
-  const row = await tokenByPrefix(db, d, prefix);
+  const row = lookup ? await lookup(prefix) : await tokenByPrefix(db, d, prefix);
   const presented = Buffer.from(sha256(token), 'hex');
   const stored = Buffer.from(row ? (row.hash as string) : '0'.repeat(64), 'hex');
   const same = stored.length === presented.length && timingSafeEqual(stored, presented);

@@ -4,7 +4,7 @@ import { isId } from '../ids/index';
 import type { Resource } from '../resources/define-resource';
 import type { Engine, OpResult } from '../services/engine';
 import type { Principal, WriteContext as WriteContextT } from '../services/context';
-import { authenticate, bearerOf, type PermissionResolver } from '../auth/tokens';
+import { authenticate, bearerOf, type PermissionResolver, type TokenLookup } from '../auth/tokens';
 import type { RateLimiter } from '../limits/index';
 import { compileRoutes, type CustomRoute, type ExtraPermissions } from './routes';
 import { grants, type ScopeAction } from '../auth/scopes';
@@ -26,6 +26,8 @@ export interface HandlerOptions {
   routes: readonly CustomRoute[];
   /** The role permissions a member holds. */
   permissionsOf: PermissionResolver;
+  /** How a token's row is read (default: tokenByPrefix each time). */
+  tokenLookup?: TokenLookup;
   /** Role permissions a standard operation needs beyond its scope. */
   extraPermissions: ExtraPermissions;
   /** Rate limits (absent: none). */
@@ -184,7 +186,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
         }
       });
       const now = engine.config.clock.now();
-      const principal = await authenticate(store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf);
+      const principal = await authenticate(store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf, o.tokenLookup);
       principal.clientIp = o.clientIp ? o.clientIp(req) : req.remoteAddress;
       if (mount) principal.mount = mount;
       noteRequest(req, { workspace: principal.teamId });

@@ -4,7 +4,7 @@ import { isId } from '../ids/index';
 import type { Resource } from '../resources/define-resource';
 import type { Engine, OpResult } from '../services/engine';
 import type { Principal, ReadContext, WriteContext } from '../services/context';
-import { authenticate, bearerOf, type PermissionResolver } from '../auth/tokens';
+import { authenticate, bearerOf, type PermissionResolver, type TokenLookup } from '../auth/tokens';
 import type { ExtraPermissions } from './routes';
 import { grants, type ScopeAction } from '../auth/scopes';
 import { runMutation } from '../services/mutation';
@@ -46,6 +46,8 @@ export interface LegacyHandlerOptions {
   docsBase: (req: HttpRequest) => string;
   onError: (err: unknown, req: HttpRequest) => void;
   permissionsOf: PermissionResolver;
+  /** How a token's row is read (default: tokenByPrefix each time). */
+  tokenLookup?: TokenLookup;
   extraPermissions: ExtraPermissions;
   clientIp?: (req: HttpRequest) => string | undefined;
   /** The legacy rate limiter (absent: none). */
@@ -618,7 +620,7 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
         throw new ProblemError('method_not_allowed', `${clip(method, 20)} is not allowed on the legacy API`, {}, { allow: m && 'allowed' in m ? m.allowed.join(', ') : 'GET, POST, PUT, DELETE' });
       }
       const now = engine.config.clock.now();
-      const principal = await authenticate(store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf);
+      const principal = await authenticate(store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf, o.tokenLookup);
       principal.clientIp = o.clientIp ? o.clientIp(req) : req.remoteAddress;
       const mount = mountOf(req);
       if (mount) principal.mount = mount;

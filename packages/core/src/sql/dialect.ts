@@ -104,5 +104,15 @@ export interface SqlStore {
    * main write-ahead log; the store closes it with itself.
    */
   rateLimitStore?(): RateLimitStore;
+  /**
+   * Optional: a number that stays the same exactly as long as nothing in the
+   * database can have changed since it was last read: any write through `db`
+   * (this process) or commit by another connection (another process) moves
+   * it. With it, rows that only writes change (a token's lookup) are
+   * remembered between requests instead of read again. SQLite provides it
+   * (a write counter and `PRAGMA data_version`); a store that cannot tell
+   * leaves it out, and nothing is remembered.
+   */
+  changeStamp?(): number;
   close(): Promise<void>;
 }
