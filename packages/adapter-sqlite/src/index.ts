@@ -255,6 +255,9 @@ async function openSqlite(o: SqliteStoreOptions, migrations: 'apply' | 'check' |
   if (filename !== ':memory:') raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = OFF');
+  // Temporary b-trees (RETURNING, a sort without an index) in memory, not in files: every write with
+  // RETURNING used one, at the cost of creating a file each time (a two-row upsert: 33 µs → 4.5 µs).
+  raw.pragma('temp_store = MEMORY');
   raw.function('pm_fold', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s) as string);
   // The fast read path's fallbacks (jsonEntry): JavaScript's own printing of a number and of an instant.
   raw.function('pm_json_number', { deterministic: true }, (n: unknown) => (typeof n === 'number' ? JSON.stringify(n) : null));

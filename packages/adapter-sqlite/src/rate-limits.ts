@@ -127,6 +127,8 @@ function openCounters(filename: string, busyTimeoutMs: number, tables: [counters
     const db = new Database(filename);
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     db.pragma('synchronous = OFF');
+    // RETURNING and the multi-row upsert use temporary b-trees: in memory they cost 4 µs, as files 30 µs.
+    db.pragma('temp_store = MEMORY');
     return db;
   };
   const ready = (db: Database.Database): Database.Database => {
