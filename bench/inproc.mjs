@@ -1,6 +1,6 @@
 // node inproc.mjs [--pg] CASE…: in-process CPU cost per request of api.handle (no HTTP), with the
 // statements each request runs. CPU time (process.cpuUsage), so it stays meaningful on a busy machine.
-// Cases: get, list50, post, patch; add "+limiter" for the database rate limiter (e.g. get+limiter).
+// Cases: get, list50, expand, post, patch; add "+limiter" for the database rate limiter (e.g. get+limiter).
 import { createPmapi, createRateLimiter, V3_RATE_LIMITS } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
@@ -30,6 +30,7 @@ for (const c of cases) {
     i++;
     if (name === 'get') return { method: 'GET', url: `/api/v3/tasks/${s.taskIds[i % 1000]}`, headers: auth };
     if (name === 'list50') return { method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=50`, headers: auth };
+    if (name === 'expand') return { method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=50&expand=assignees,status,project`, headers: auth };
     if (name === 'post') return { method: 'POST', url: '/api/v3/tasks', headers: auth, body: JSON.stringify({ name: 'bench task', projectId: s.projectId, statusId: s.statusId }) };
     if (name === 'patch') { const id = s.taskIds[2000 + (i % 100)]; return { method: 'PATCH', url: `/api/v3/tasks/${id}`, headers: auth, body: JSON.stringify({ name: `r${i}`, ...(stamps.has(id) ? { expectedUpdatedAt: stamps.get(id) } : {}) }), id }; }
     throw new Error('case ' + name);

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
-import { verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
+import { previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
 import { checkTablePrefix, tableNames } from './table-prefix';
 
 export interface SqliteRateLimitStoreOptions {
@@ -30,7 +30,8 @@ export interface SqliteRateLimitStoreOptions {
  *
  * A `:memory:` database is this process's alone, and so are its counters.
  * Semantics are those of the generic store (limits/sql.ts): one statement per
- * admitted request, an atomic count in every bucket unless a key is blocked,
+ * admitted request (a plain upsert once the previous windows' counts are
+ * settled and remembered), an atomic count in every bucket unless a key is blocked,
  * refused requests count nowhere, a block is never shortened or extended.
  * With a table prefix the file may be shared with others (the host's file):
  * the tables carry the prefix, and a damaged file holding anything else is
@@ -41,10 +42,10 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
   const counters = names.stored('rate_counters');
   const blocks = names.stored('rate_blocks');
   const db = openCounters(filename, o.busyTimeoutMs ?? 5000, [counters, blocks], names.prefix !== '');
-  const counting = new Map<number, Database.Statement>();
-  /** Count in every bucket unless one is blocked; each key's new count and its previous window's. */
-  const countStatement = (n: number): Database.Statement => {
-    let st = counting.get(n);
+  const counting = new Map<string, Database.Statement>();
+  /** Count in every bucket unless one is blocked; each key's new count, and with `withPrevious` its previous window's. */
+  const countStatement = (n: number, withPrevious: boolean): Database.Statement => {
+    let st = counting.get(`${n}${withPrevious ? 'p' : ''}`);
     if (!st) {
       const rows = Array.from({ length: n }, () => 'select ? as key, ? as ws').join(' union all ');
       const keys = Array.from({ length: n }, () => '?').join(', ');
@@ -53,9 +54,9 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
         select v.key, v.ws, 1 from (${rows}) as v
         where not exists (select 1 from ${blocks} as b where b.key in (${keys}) and b.until > ?)
         on conflict (key, window_start) do update set count = count + 1
-        returning key, count,
-          coalesce((select p.count from ${counters} as p where p.key = ${counters}.key and p.window_start = case ${counters}.key ${prev} end), 0) as previous`);
-      counting.set(n, st);
+        returning key, count${withPrevious ? `,
+          coalesce((select p.count from ${counters} as p where p.key = ${counters}.key and p.window_start = case ${counters}.key ${prev} end), 0) as previous` : ''}`);
+      counting.set(`${n}${withPrevious ? 'p' : ''}`, st);
     }
     return st;
   };
@@ -80,23 +81,33 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
     return activeBlock(tripped.map((t) => t.key), now - 1);
   });
 
+  // Previous windows' counts, once settled, come from this process's memo: counting is then a plain upsert.
+  const previous = previousCounts();
   return {
     async hit(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
       if (buckets.length === 0) return { admitted: true, buckets: [] };
       const sorted = [...buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
       const keys = sorted.map((b) => ({ key: b.key, ...windowOf(now, b.windowMs) }));
+      const known = previous.all(keys, now);
       const params: unknown[] = [];
       for (const k of keys) params.push(k.key, k.start);
       for (const k of keys) params.push(k.key);
       params.push(now);
-      for (const k of keys) params.push(k.key, k.prevStart);
-      const counted = countStatement(keys.length).all(...params) as Array<{ key: string; count: number; previous: number }>;
+      if (!known) for (const k of keys) params.push(k.key, k.prevStart);
+      const counted = countStatement(keys.length, !known).all(...params) as Array<{ key: string; count: number; previous: number }>;
       if (counted.length === 0) {
         const until = activeBlock(sorted.map((b) => b.key), now);
         return { admitted: false, retryAfterMs: Math.max(until - now, 1) };
       }
       const byKey = new Map(counted.map((c) => [c.key, c]));
-      for (const k of keys) if (byKey.get(k.key)?.count === 1) forget.run(k.key, k.prevStart);
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
+        const c = byKey.get(k.key);
+        if (!c) continue;
+        if (known) c.previous = known[i]!;
+        else previous.remember(k, c.previous, now);
+        if (c.count === 1) forget.run(k.key, k.prevStart);
+      }
       const verdict = verdictOf(buckets, counted, now);
       if (verdict.admitted) return verdict;
       const until = refuse.immediate(keys, verdict.tripped.map((b) => ({ key: b.key, until: now + b.blockMs })), now);

@@ -8,8 +8,8 @@ import {
 } from './rules';
 
 export {
-  V3_RATE_LIMITS, DEFAULT_BLOCK_FACTOR, judge, windowOf, verdictOf,
-  type BucketHit, type BucketState, type HitOutcome, type RateLimitMethod, type RateLimitRule, type RateLimitStore, type RateLimitTable,
+  V3_RATE_LIMITS, DEFAULT_BLOCK_FACTOR, judge, windowOf, verdictOf, previousCounts, PREVIOUS_WINDOW_SETTLE_MS,
+  type PreviousCounts, type BucketHit, type BucketState, type HitOutcome, type RateLimitMethod, type RateLimitRule, type RateLimitStore, type RateLimitTable,
 } from './rules';
 export { memoryRateLimitStore } from './memory';
 export { sqlRateLimitStore } from './sql';
@@ -75,16 +75,28 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
   }
   const blockOf = (r: RateLimitRule): number =>
     r.blockMs ?? (typeof o.blockMs === 'function' ? o.blockMs(r) : o.blockMs ?? DEFAULT_BLOCK_FACTOR * r.windowMs);
+  // A bucket the same as an earlier one of its method (GET's two in the v3 table) counts exactly the same
+  // requests (every admitted request counts in every bucket, a refused one in none): it is counted once.
+  const distinct: Partial<Record<string, Array<{ rule: RateLimitRule; n: number }>>> = {};
+  for (const [method, rules] of Object.entries(table)) {
+    const seen = new Set<string>();
+    distinct[method] = (rules ?? []).flatMap((rule, i) => {
+      const same = `${rule.limit}:${rule.windowMs}:${rule.keyBy}:${blockOf(rule)}`;
+      if (seen.has(same)) return [];
+      seen.add(same);
+      return [{ rule, n: i + 1 }];
+    });
+  }
   // At least an hour: the store may be shared with the API-host token endpoint's hourly bucket (api.ts).
   const longestWindow = Math.max(60 * 60_000, ...Object.values(table).flatMap((rules) => (rules ?? []).map((r) => r.windowMs)));
 
   return {
     async check({ tokenId, method, clientIp, now }): Promise<Record<string, string>> {
       const m = (method === 'HEAD' ? 'GET' : method) as RateLimitMethod;
-      const rules = Object.prototype.hasOwnProperty.call(table, m) ? table[m] : undefined;
+      const rules = Object.prototype.hasOwnProperty.call(distinct, m) ? distinct[m] : undefined;
       if (!rules || rules.length === 0) return {};
-      const buckets: BucketHit[] = rules.map((r, i) => ({
-        key: `${m}:${i + 1}:${r.keyBy}:${r.keyBy === 'token' ? tokenId : clientIp || UNKNOWN_CLIENT_IP}`,
+      const buckets: BucketHit[] = rules.map(({ rule: r, n }) => ({
+        key: `${m}:${n}:${r.keyBy}:${r.keyBy === 'token' ? tokenId : clientIp || UNKNOWN_CLIENT_IP}`,
         limit: r.limit,
         windowMs: r.windowMs,
         blockMs: blockOf(r),

@@ -116,3 +116,42 @@ export function verdictOf(
   if (tripped.length) return { admitted: false, tripped };
   return { admitted: true, buckets: verdicts.map(({ limit, remaining, resetMs }) => ({ limit, remaining, resetMs })) };
 }
+
+/**
+ * A process's memo of previous windows' counts, for the database stores: a
+ * window's count stops changing once the window is over and the requests
+ * counted in it have committed, so after `settleMs` into the next window it is
+ * read once per key (with the count, in the same statement) and then taken
+ * from here, and counting is a plain upsert. At most `max` entries, oldest
+ * first out; a miss only costs the fuller statement.
+ */
+export interface PreviousCounts {
+  /** The settled previous-window count of every key, or undefined when any of them must be read. */
+  all(keys: ReadonlyArray<{ key: string; start: number; prevStart: number }>, now: number): number[] | undefined;
+  /** Remember counts just read (those still settling are not kept). */
+  remember(key: { key: string; start: number; prevStart: number }, previous: number, now: number): void;
+}
+
+/** How long into a window its predecessor may still receive counts (requests in flight when it ended). */
+export const PREVIOUS_WINDOW_SETTLE_MS = 1000;
+
+export function previousCounts(settleMs = PREVIOUS_WINDOW_SETTLE_MS, max = 10_000): PreviousCounts {
+  const known = new Map<string, number>();
+  const id = (k: { key: string; prevStart: number }) => `${k.prevStart}\u0000${k.key}`;
+  return {
+    all(keys, now) {
+      const out: number[] = [];
+      for (const k of keys) {
+        const v = now - k.start >= settleMs ? known.get(id(k)) : undefined;
+        if (v === undefined) return undefined;
+        out.push(v);
+      }
+      return out;
+    },
+    remember(k, previous, now) {
+      if (now - k.start < settleMs) return;
+      if (known.size >= max) known.delete(known.keys().next().value!);
+      known.set(id(k), previous);
+    },
+  };
+}

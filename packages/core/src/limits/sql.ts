@@ -1,6 +1,6 @@
 import type { SqlStore } from '../sql/dialect';
 import { activeBlock, countUnlessBlocked, forgetOldWindows, refuse, sweepRateLimits } from '../sql/queries/rate-limits';
-import { verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
+import { previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
 
 /**
  * Counters in the database (tables `rate_counters`, `rate_blocks`), so every
@@ -10,29 +10,37 @@ import { verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitSto
  *
  * - unless a key is under an active block, one multi-row `INSERT … ON
  *   CONFLICT DO UPDATE SET count = count + 1 RETURNING` counts the request
- *   in every bucket at once and returns each key's new count with its
- *   previous window's (atomic: concurrent requests on a key get distinct
- *   counts, so the N+1th sees N+1 whatever process it runs in);
+ *   in every bucket at once and returns each key's new count (atomic:
+ *   concurrent requests on a key get distinct counts, so the N+1th sees N+1
+ *   whatever process it runs in), with its previous window's count until
+ *   this process has that one settled (rules.ts `previousCounts`);
  * - blocked (no row came back): read the block's end, counting nothing;
  * - refused: take the counts back and block each tripped key unless a block
  *   already runs (its retry neither shortens nor extends the block).
  */
 export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
+  const previous = previousCounts();
   return {
     async hit(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
       if (buckets.length === 0) return { admitted: true, buckets: [] };
       // Sorted keys: concurrent multi-row upserts lock rows in one order.
       const sorted = [...buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
       const keys = sorted.map((b) => ({ key: b.key, ...windowOf(now, b.windowMs) }));
-      const counted = await countUnlessBlocked(store.db, store.dialect, keys, now);
+      const known = previous.all(keys, now);
+      const counted = await countUnlessBlocked(store.db, store.dialect, keys, now, !known);
       if (!counted) {
         const until = await activeBlock(store.db, sorted.map((b) => b.key), now);
         // The block ended between the two statements: refuse for a moment rather than count twice.
         return { admitted: false, retryAfterMs: Math.max(until - now, 1) };
       }
       const byKey = new Map(counted.map((c) => [c.key, c]));
-      for (const k of keys) {
-        if (byKey.get(k.key)?.count === 1) await forgetOldWindows(store.db, k.key, k.prevStart);
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
+        const c = byKey.get(k.key);
+        if (!c) continue;
+        if (known) c.previous = known[i]!;
+        else previous.remember(k, c.previous, now);
+        if (c.count === 1) await forgetOldWindows(store.db, k.key, k.prevStart);
       }
       const verdict = verdictOf(buckets, counted, now);
       if (verdict.admitted) return verdict;

@@ -20,34 +20,38 @@ export interface Counted {
  * The one statement an admitted request costs: count the request in every
  * bucket at once (an atomic multi-row upsert, so concurrent requests on a key
  * get distinct counts in any process) unless one of the keys is under an
- * active block, and return each key's new count beside its previous window's
- * count. No rows: a block is running, and nothing was counted.
+ * active block, and return each key's new count — with `withPrevious`, beside
+ * its previous window's count (otherwise the caller knows those already).
+ * No rows: a block is running, and nothing was counted.
  *
  * `keys` must be sorted (concurrent multi-row upserts then lock rows in one
- * order). The SQL text depends only on the number of keys, and is compiled once.
+ * order). The SQL text depends only on the number of keys and on
+ * `withPrevious`, and is compiled once for each.
  */
-export async function countUnlessBlocked(db: Kysely<any>, d: DialectSupport, keys: readonly CounterKey[], now: number): Promise<Counted[] | undefined> {
+export async function countUnlessBlocked(db: Kysely<any>, d: DialectSupport, keys: readonly CounterKey[], now: number, withPrevious = true): Promise<Counted[] | undefined> {
   const params: unknown[] = [];
   for (const k of keys) params.push(k.key, k.start);
   for (const k of keys) params.push(k.key);
   params.push(now);
-  for (const k of keys) params.push(k.key, k.prevStart);
-  const r = await runCached<{ key: string; count: unknown; previous: unknown }>(db, d.name, `rate:count:${keys.length}`, params, () => {
+  if (withPrevious) for (const k of keys) params.push(k.key, k.prevStart);
+  const r = await runCached<{ key: string; count: unknown; previous?: unknown }>(db, d.name, `rate:count:${keys.length}:${withPrevious ? 'p' : ''}`, params, () => {
     const rows = sql.join(keys.map((k) => sql`select ${k.key} as key, cast(${k.start} as bigint) as ws`), sql` union all `);
     const prev = sql.join(keys.map((k) => sql`when ${k.key} then cast(${k.prevStart} as bigint)`), sql` `);
     // Tables through sql.table/sql.ref, so a store that renames pmapi's tables (SQLite's tablePrefix) renames these too.
     const [counters, blocks] = ['rate_counters', 'rate_blocks'];
     const c = (column: string) => sql.ref(`${counters}.${column}`);
-    const q = sql<{ key: string; count: unknown; previous: unknown }>`insert into ${sql.table(counters)} (key, window_start, count)
+    const previous = withPrevious
+      ? sql`, coalesce((select p.count from ${sql.table(counters)} as p where p.key = ${c('key')} and p.window_start = case ${c('key')} ${prev} end), 0) as previous`
+      : sql``;
+    const q = sql<{ key: string; count: unknown; previous?: unknown }>`insert into ${sql.table(counters)} (key, window_start, count)
       select v.key, v.ws, 1 from (${rows}) as v
       where not exists (select 1 from ${sql.table(blocks)} as b where b.key in (${sql.join(keys.map((k) => k.key))}) and b.until > ${now})
       on conflict (key, window_start) do update set count = ${c('count')} + 1
-      returning key, count,
-        coalesce((select p.count from ${sql.table(counters)} as p where p.key = ${c('key')} and p.window_start = case ${c('key')} ${prev} end), 0) as previous`;
+      returning key, count${previous}`;
     return { compile: () => q.compile(db) };
   });
   if (r.rows.length === 0) return undefined;
-  return r.rows.map((row) => ({ key: row.key, count: Number(row.count), previous: Number(row.previous) }));
+  return r.rows.map((row) => ({ key: row.key, count: Number(row.count), previous: Number(row.previous ?? 0) }));
 }
 
 /** The latest end of an active block on any of these keys (0: none). */
