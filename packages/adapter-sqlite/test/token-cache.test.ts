@@ -28,7 +28,7 @@ describe('SQLite: remembered token rows never outlive a change (issue 11)', () =
     const get = async (who = token) => api.handle({ method: 'GET', url: `/api/v3/members/${member.id}`, headers: { authorization: `Bearer ${who}` } });
     return { file, statements, clock, store, api, ws, member, tokenId, token, get };
   }
-  const code = (r: { body: string }) => (JSON.parse(r.body) as { code?: string }).code;
+  const code = (r: { body?: unknown }) => (JSON.parse(String(r.body)) as { code?: string }).code;
 
   it('a second request reads no token row: one statement fewer', async () => {
     const t = await setup('hit');
@@ -82,7 +82,7 @@ describe('SQLite: remembered token rows never outlive a change (issue 11)', () =
       // A write through store.db (the host's own statement) moves the stamp too.
       await t.store.db.updateTable('members').set({ name: 'Ada L.' }).where('id', '=', t.member.id).execute();
       const renamed = await t.get();
-      expect(JSON.parse(renamed.body).name).toBe('Ada L.');
+      expect(JSON.parse(String(renamed.body)).name).toBe('Ada L.');
       await t.api.admin.revokeToken(t.tokenId);
       const r = await t.get();
       expect([r.status, code(r)]).toEqual([401, 'invalid_token']);
