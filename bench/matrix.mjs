@@ -58,7 +58,12 @@ export async function openTarget({ pg: usePg, tasks }) {
   };
 }
 
-const SCRIPTS = { pmapi: './server-pmapi.mjs', limiter: './server-pmapi.mjs', rawSqlite: './server-raw.mjs', rawPg: './server-raw-pg.mjs' };
+/** `BENCH_BASELINE=minimal` (run.mjs `--baseline minimal`): the first raw handlers, which answer less than pmapi. */
+const MINIMAL = process.env.BENCH_BASELINE === 'minimal';
+const SCRIPTS = {
+  pmapi: './server-pmapi.mjs', limiter: './server-pmapi.mjs',
+  rawSqlite: MINIMAL ? './server-raw-minimal.mjs' : './server-raw.mjs', rawPg: MINIMAL ? './server-raw-pg-minimal.mjs' : './server-raw-pg.mjs',
+};
 
 /** A fresh server process on core 0: `kind` pmapi, limiter (pmapi with the database rate limiter) or raw. */
 export async function startServer(kind, target, { copyFrom } = {}) {

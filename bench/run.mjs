@@ -1,4 +1,4 @@
-// pnpm bench [-- --pg] [--runs N] [--seconds S] [--connections 10,50] [--cases list50,post] [--soak]
+// pnpm bench [-- --pg] [--runs N] [--seconds S] [--connections 10,50] [--cases list50,post] [--soak] [--baseline minimal]
 //
 // The performance matrix of issue 11: pmapi beside raw node:http handlers (better-sqlite3 on SQLite,
 // pg on Postgres) doing the same statements' work and answering the same JSON (checked before any
@@ -8,7 +8,9 @@
 // seconds; the variants of a case alternate (A B C A B C …), at least 3 runs each, at each number of
 // connections. It prints medians with min–max and each comparison beside its target. `--soak` adds 5
 // minutes of mixed load at 16 connections, sampling the server's RSS. A benchmark: it gates nothing.
-import { PINNED, caseList, checkSameAnswers, loadOnce, median, openTarget, pinLoad, startServer } from './matrix.mjs';
+// --baseline minimal: the first raw handlers (server-raw-minimal.mjs), which answer less than pmapi; set before matrix.mjs loads.
+if (process.argv.includes('minimal') && process.argv.includes('--baseline')) process.env.BENCH_BASELINE = 'minimal';
+const { PINNED, caseList, checkSameAnswers, loadOnce, median, openTarget, pinLoad, startServer } = await import('./matrix.mjs');
 import { join } from 'node:path';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
@@ -29,8 +31,12 @@ pinLoad();
 const target = await openTarget({ pg: PG, tasks: Number(process.env.BENCH_TASKS ?? 100_000) });
 const s = target.seed;
 const runFile = join(target.url, '..', 'run.db');
-await checkSameAnswers(target);
-console.log('the raw handler and pmapi answer GET /tasks/{id} and both pages with the same JSON');
+if (process.env.BENCH_BASELINE === 'minimal') {
+  console.log('baseline: the minimal raw handlers (no link rows, columns as stored): not the same JSON as pmapi');
+} else {
+  await checkSameAnswers(target);
+  console.log('the raw handler and pmapi answer GET /tasks/{id} and both pages with the same JSON');
+}
 
 async function measure(variant, connections) {
   const server = await startServer(variant.server, PG ? target.url : runFile, PG ? {} : { copyFrom: target.url });
