@@ -99,15 +99,7 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
         const until = activeBlock(sorted.map((b) => b.key), now);
         return { admitted: false, retryAfterMs: Math.max(until - now, 1) };
       }
-      const byKey = new Map(counted.map((c) => [c.key, c]));
-      for (let i = 0; i < keys.length; i++) {
-        const k = keys[i]!;
-        const c = byKey.get(k.key);
-        if (!c) continue;
-        if (known) c.previous = known[i]!;
-        else previous.remember(k, c.previous, now);
-        if (c.count === 1) forget.run(k.key, k.prevStart);
-      }
+      for (const k of previous.settle(keys, counted, known, now)) forget.run(k.key, k.prevStart);
       const verdict = verdictOf(buckets, counted, now);
       if (verdict.admitted) return verdict;
       const until = refuse.immediate(keys, verdict.tripped.map((b) => ({ key: b.key, until: now + b.blockMs })), now);

@@ -130,6 +130,13 @@ export interface PreviousCounts {
   all(keys: ReadonlyArray<{ key: string; start: number; prevStart: number }>, now: number): number[] | undefined;
   /** Remember counts just read (those still settling are not kept). */
   remember(key: { key: string; start: number; prevStart: number }, previous: number, now: number): void;
+  /**
+   * After counting: give each counted key the previous count `known` holds
+   * (what {@link PreviousCounts.all} answered for `keys`), or remember the
+   * one the statement read. Returns the keys counted first in their window,
+   * whose older windows the store may forget.
+   */
+  settle<K extends { key: string; start: number; prevStart: number }>(keys: readonly K[], counted: ReadonlyArray<{ key: string; count: number; previous: number }>, known: readonly number[] | undefined, now: number): K[];
 }
 
 /** How long into a window its predecessor may still receive counts (requests in flight when it ended). */
@@ -152,6 +159,19 @@ export function previousCounts(settleMs = PREVIOUS_WINDOW_SETTLE_MS, max = 10_00
       if (now - k.start < settleMs) return;
       if (known.size >= max) known.delete(known.keys().next().value!);
       known.set(id(k), previous);
+    },
+    settle(keys, counted, knownCounts, now) {
+      const byKey = new Map(counted.map((c) => [c.key, c]));
+      const first: typeof keys[number][] = [];
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
+        const c = byKey.get(k.key) as { count: number; previous: number } | undefined;
+        if (!c) continue;
+        if (knownCounts) c.previous = knownCounts[i]!;
+        else this.remember(k, c.previous, now);
+        if (c.count === 1) first.push(k);
+      }
+      return first;
     },
   };
 }

@@ -33,15 +33,7 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
         // The block ended between the two statements: refuse for a moment rather than count twice.
         return { admitted: false, retryAfterMs: Math.max(until - now, 1) };
       }
-      const byKey = new Map(counted.map((c) => [c.key, c]));
-      for (let i = 0; i < keys.length; i++) {
-        const k = keys[i]!;
-        const c = byKey.get(k.key);
-        if (!c) continue;
-        if (known) c.previous = known[i]!;
-        else previous.remember(k, c.previous, now);
-        if (c.count === 1) await forgetOldWindows(store.db, k.key, k.prevStart);
-      }
+      for (const k of previous.settle(keys, counted, known, now)) await forgetOldWindows(store.db, k.key, k.prevStart);
       const verdict = verdictOf(buckets, counted, now);
       if (verdict.admitted) return verdict;
       // Refused requests count nowhere.
