@@ -45,7 +45,8 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
   const counting = new Map<string, Database.Statement>();
   /** Count in every bucket unless one is blocked; each key's new count, and with `withPrevious` its previous window's. */
   const countStatement = (n: number, withPrevious: boolean): Database.Statement => {
-    let st = counting.get(`${n}${withPrevious ? 'p' : ''}`);
+    const shape = withPrevious ? `${n}p` : `${n}`;
+    let st = counting.get(shape);
     if (!st) {
       const rows = Array.from({ length: n }, () => 'select ? as key, ? as ws').join(' union all ');
       const keys = Array.from({ length: n }, () => '?').join(', ');
@@ -56,7 +57,7 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
         on conflict (key, window_start) do update set count = count + 1
         returning key, count${withPrevious ? `,
           coalesce((select p.count from ${counters} as p where p.key = ${counters}.key and p.window_start = case ${counters}.key ${prev} end), 0) as previous` : ''}`);
-      counting.set(`${n}${withPrevious ? 'p' : ''}`, st);
+      counting.set(shape, st);
     }
     return st;
   };

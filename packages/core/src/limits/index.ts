@@ -77,14 +77,16 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
     r.blockMs ?? (typeof o.blockMs === 'function' ? o.blockMs(r) : o.blockMs ?? DEFAULT_BLOCK_FACTOR * r.windowMs);
   // A bucket the same as an earlier one of its method (GET's two in the v3 table) counts exactly the same
   // requests (every admitted request counts in every bucket, a refused one in none): it is counted once.
-  const distinct: Partial<Record<string, Array<{ rule: RateLimitRule; n: number }>>> = {};
+  // Each bucket's block length is settled here, once, not per request.
+  const distinct: Partial<Record<string, Array<{ rule: RateLimitRule; n: number; blockMs: number }>>> = {};
   for (const [method, rules] of Object.entries(table)) {
     const seen = new Set<string>();
     distinct[method] = (rules ?? []).flatMap((rule, i) => {
-      const same = `${rule.limit}:${rule.windowMs}:${rule.keyBy}:${blockOf(rule)}`;
+      const blockMs = blockOf(rule);
+      const same = `${rule.limit}:${rule.windowMs}:${rule.keyBy}:${blockMs}`;
       if (seen.has(same)) return [];
       seen.add(same);
-      return [{ rule, n: i + 1 }];
+      return [{ rule, n: i + 1, blockMs }];
     });
   }
   // At least an hour: the store may be shared with the API-host token endpoint's hourly bucket (api.ts).
@@ -95,11 +97,11 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
       const m = (method === 'HEAD' ? 'GET' : method) as RateLimitMethod;
       const rules = Object.prototype.hasOwnProperty.call(distinct, m) ? distinct[m] : undefined;
       if (!rules || rules.length === 0) return {};
-      const buckets: BucketHit[] = rules.map(({ rule: r, n }) => ({
+      const buckets: BucketHit[] = rules.map(({ rule: r, n, blockMs }) => ({
         key: `${m}:${n}:${r.keyBy}:${r.keyBy === 'token' ? tokenId : clientIp || UNKNOWN_CLIENT_IP}`,
         limit: r.limit,
         windowMs: r.windowMs,
-        blockMs: blockOf(r),
+        blockMs,
       }));
       const out = await store.hit(buckets, now);
       if (!out.admitted) {
