@@ -120,27 +120,91 @@ function linkIds(kind: string, parentId: string) {
 }
 
 /**
+ * The table a data-changing statement writes, read from its text: `insert
+ * [or …] into t`, `replace into t`, `update [or …] t`, `delete from t`, with
+ * `t` plain or double-quoted. Anything else that may write (a statement
+ * opening with WITH, a schema-qualified name, DDL, a pragma, a comment
+ * first) answers undefined: it may have written anything.
+ */
+const WRITE_TARGET = /^\s*(?:insert(?:\s+or\s+[a-z]+)?\s+into|replace\s+into|update(?:\s+or\s+[a-z]+)?|delete\s+from)\s+(?:"((?:[^"]|"")+)"|([A-Za-z_][A-Za-z0-9_$]*))(?![A-Za-z0-9_$]|\s*\.)/i;
+
+/** Statements that change no row: read-only ones and transaction control. */
+const READS = Symbol('reads');
+const TRANSACTION_CONTROL = /^\s*(?:begin|commit|end|rollback|savepoint|release)\b/i;
+/** A pragma given a value (`pragma foreign_keys = on`, `pragma foreign_keys(1)`): it may change how writes spread. */
+const PRAGMA_SET = /^\s*pragma\s+[\w."]+\s*[=(]/i;
+
+function writeTarget(sqlText: string): string | undefined {
+  const m = WRITE_TARGET.exec(sqlText);
+  if (!m) return undefined;
+  // SQLite compares identifiers without regard to ASCII case.
+  return (m[1] !== undefined ? m[1].replace(/""/g, '"') : m[2]!).toLowerCase();
+}
+
+/**
  * kysely prepares every query anew; better-sqlite3 statements are reusable, so
  * keep the most recent ones by SQL text (a bounded LRU). kysely's driver runs
- * each statement synchronously right after preparing it, so `writes` counts
- * the statements that may change the database as they run (the store's
- * changeStamp).
+ * each statement synchronously right after preparing it, so preparing is where
+ * the connection counts the statements that may change the database as they
+ * run (the store's changeStamp): by the table each writes, or as `anyWrites`
+ * when the table cannot be told.
+ *
+ * A write can reach other tables than the one it names only through a
+ * trigger (pmapi's connection keeps foreign keys, hence cascades, off). While
+ * the database has a trigger, or after this connection ran a pragma that
+ * changes state (foreign_keys = on, …), every write counts as `anyWrites`.
+ * The trigger check runs at open and again after a write whose table cannot
+ * be told (DDL); a trigger created by another connection is a commit that
+ * moves PRAGMA data_version, which the stamp checks (and then asks again).
  */
 function cachingDatabase(raw: Database.Database, max = 500) {
-  const cache = new Map<string, Database.Statement>();
+  type Entry = { stmt: Database.Statement; target: string | typeof READS | undefined };
+  const cache = new Map<string, Entry>();
+  const hasTrigger = raw.prepare("select exists (select 1 from sqlite_master where type = 'trigger')").pluck();
+  let exact = !hasTrigger.get();
+  let recheck = false;
+  let latched = false;
   const self = {
-    writes: 0,
+    /** Writes to each table (lower-cased stored names), and writes that may have touched any table. */
+    tableWrites: new Map<string, number>(),
+    anyWrites: 0,
+    /** Ask the schema for triggers again before the next write. */
+    recheckTriggers() {
+      recheck = true;
+    },
     prepare(sqlText: string) {
-      let stmt = cache.get(sqlText);
-      if (stmt) {
+      let entry = cache.get(sqlText);
+      if (entry) {
         cache.delete(sqlText);
       } else {
-        stmt = raw.prepare(sqlText);
+        const stmt = raw.prepare(sqlText);
+        // A pragma that sets something counts as read-only to SQLite; BEGIN IMMEDIATE takes the write lock (so
+        // SQLite calls it not read-only) but changes no row.
+        const target = PRAGMA_SET.test(sqlText) ? undefined : stmt.readonly || TRANSACTION_CONTROL.test(sqlText) ? READS : writeTarget(sqlText);
+        entry = { stmt, target };
         if (cache.size >= max) cache.delete(cache.keys().next().value!);
       }
-      cache.set(sqlText, stmt);
-      if (!stmt.readonly) self.writes++;
-      return stmt;
+      cache.set(sqlText, entry);
+      if (entry.target !== READS) {
+        if (recheck && !latched) {
+          recheck = false;
+          exact = !hasTrigger.get();
+        }
+        const target = entry.target;
+        if (target === undefined || !exact) {
+          self.anyWrites++;
+          // DDL may have created a trigger; a pragma may have turned foreign keys (cascades) on: judge no write exactly again.
+          if (target === undefined) {
+            if (PRAGMA_SET.test(sqlText)) {
+              latched = true;
+              exact = false;
+            } else recheck = true;
+          }
+        } else {
+          self.tableWrites.set(target, (self.tableWrites.get(target) ?? 0) + 1);
+        }
+      }
+      return entry.stmt;
     },
     close() {
       cache.clear();
@@ -151,24 +215,43 @@ function cachingDatabase(raw: Database.Database, max = 500) {
 }
 
 /**
- * The store's changeStamp: moves with every statement this connection runs
- * that may write, and with every commit by another connection (another
- * process, or another store on the same file), which PRAGMA data_version
- * reports (about 0.1 µs).
+ * The store's changeStamp for some tables: moves with every statement this
+ * connection runs that may write one of them (or may have written anything),
+ * and with every commit by another connection (another process, or another
+ * store on the same file), which PRAGMA data_version reports (about 0.1 µs in
+ * memory, a few on a file). The tables are pmapi's names; with a prefix they
+ * are counted by their stored names.
  */
-function changeStamp(raw: Database.Database, connection: { writes: number }): () => number {
+function changeStamp(raw: Database.Database, connection: ReturnType<typeof cachingDatabase>, names: TableNames | undefined) {
   const dataVersion = raw.prepare('pragma data_version').pluck();
   let seen = dataVersion.get() as number;
   let others = 0;
-  return () => {
+  const othersStamp = () => {
     const v = dataVersion.get() as number;
     if (v !== seen) {
       seen = v;
       others++;
+      // Another connection may have created a trigger.
+      connection.recheckTriggers();
     }
-    // Both counters only grow, so the sum moves whenever either does.
-    return connection.writes + others;
+    return others;
   };
+  return (tables?: readonly string[]): (() => number) => {
+    if (!tables) return () => othersStamp() + connection.anyWrites + sum(connection.tableWrites.values());
+    const stored = tables.map((t) => (names ? names.stored(t) : t).toLowerCase());
+    return () => {
+      // Every counter only grows, so the sum moves whenever any of them does.
+      let n = othersStamp() + connection.anyWrites;
+      for (const t of stored) n += connection.tableWrites.get(t) ?? 0;
+      return n;
+    };
+  };
+}
+
+function sum(values: Iterable<number>): number {
+  let n = 0;
+  for (const v of values) n += v;
+  return n;
 }
 
 export interface SqliteStoreOptions {
@@ -282,7 +365,7 @@ async function openSqlite(o: SqliteStoreOptions, migrations: 'apply' | 'check' |
     db,
     dialect,
     transaction: (fn) => db.transaction().execute(fn),
-    changeStamp: changeStamp(raw, connection),
+    changeStamp: changeStamp(raw, connection, names),
     rateLimitStore: () => (limits ??= sqliteRateLimitStore(o.rateLimitFile ?? (filename === ':memory:' ? ':memory:' : `${filename}-limits`), {
       ...(o.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: o.busyTimeoutMs }),
       ...(prefix ? { tablePrefix: prefix } : {}),

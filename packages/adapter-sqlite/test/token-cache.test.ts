@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createPmapi, fakeClock, type Pmapi } from '@pmapi/core';
+import { TOKEN_TABLES } from '@pmapi/core/sql';
+import { sql } from 'kysely';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 
 // Issue 11: on SQLite a token's row is remembered between requests while the database has not changed
@@ -86,6 +88,139 @@ describe('SQLite: remembered token rows never outlive a change (issue 11)', () =
       await t.api.admin.revokeToken(t.tokenId);
       const r = await t.get();
       expect([r.status, code(r)]).toEqual([401, 'invalid_token']);
+    } finally {
+      await t.api.close();
+    }
+  });
+
+  // A write to a table the lookup does not read leaves the row as it was: it stays remembered.
+  const tokenReads = (statements: string[]) => statements.filter((q) => /"access_tokens"/.test(q) && /^select/i.test(q)).length;
+  const post = (t: Awaited<ReturnType<typeof setup>>, name: string) => t.api.handle({
+    method: 'POST', url: '/api/v3/projects', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name }),
+  });
+
+  it('a write to a table the lookup does not read (a project) keeps the row remembered', async () => {
+    const t = await setup('other-table');
+    try {
+      expect((await t.get()).status).toBe(200);
+      // The first write also creates the member's actor (a table the lookup reads): warm both up.
+      expect((await post(t, 'P1')).status).toBe(201);
+      expect((await t.get()).status).toBe(200);
+      t.statements.length = 0;
+      expect((await post(t, 'P2')).status).toBe(201);
+      expect((await t.get()).status).toBe(200);
+      expect(tokenReads(t.statements)).toBe(0);
+      // A write to a table it reads (members, through store.db) is read again.
+      await t.store.db.updateTable('members').set({ name: 'Ada L.' }).where('id', '=', t.member.id).execute();
+      t.statements.length = 0;
+      expect((await t.get()).status).toBe(200);
+      expect(tokenReads(t.statements)).toBe(1);
+    } finally {
+      await t.api.close();
+    }
+  });
+
+  it('TOKEN_TABLES names every table the lookup reads', async () => {
+    const t = await setup('tables');
+    try {
+      t.statements.length = 0;
+      expect((await t.get()).status).toBe(200);
+      const lookup = t.statements.find((q) => /from "access_tokens"/.test(q))!;
+      const read = [...lookup.matchAll(/(?:from|join) "(\w+)"/g)].map((m) => m[1]).sort();
+      expect(read).toEqual([...TOKEN_TABLES].sort());
+    } finally {
+      await t.api.close();
+    }
+  });
+
+  it.each([
+    ['quoted', 'update "access_tokens" set revoked_at = ? where id = ?'],
+    ['unquoted, upper case', 'UPDATE Access_Tokens SET revoked_at = ? WHERE id = ?'],
+    ['behind a WITH', 'with x as (select 1) update access_tokens set revoked_at = ? where id = ?'],
+    ['behind a comment', '/* host */ update access_tokens set revoked_at = ? where id = ?'],
+    ['schema-qualified', 'update main.access_tokens set revoked_at = ? where id = ?'],
+  ])('a revocation written by the host through store.db (%s) is seen at once', async (_, text) => {
+    const t = await setup(`host-${_.replace(/\W+/g, '-')}`);
+    try {
+      expect((await t.get()).status).toBe(200);
+      expect((await t.get()).status).toBe(200);
+      await sql.raw(text.replace('?', String(Date.parse('2026-03-01T00:00:00.000Z'))).replace('?', `'${t.tokenId}'`)).execute(t.store.db);
+      const r = await t.get();
+      expect([r.status, code(r)]).toEqual([401, 'invalid_token']);
+    } finally {
+      await t.api.close();
+    }
+  });
+
+  // A trigger can make a write to one table change another: while the database has one, every write counts.
+  const revokingTrigger = `create trigger revoke_on_project after insert on projects begin update access_tokens set revoked_at = 1; end`;
+
+  it('a trigger created through store.db: a project write that revokes the token through it is seen at once', async () => {
+    const t = await setup('trigger-same');
+    try {
+      expect((await post(t, 'P1')).status).toBe(201);
+      expect((await t.get()).status).toBe(200);
+      await sql.raw(revokingTrigger).execute(t.store.db);
+      expect((await t.get()).status).toBe(200);
+      expect((await post(t, 'P2')).status).toBe(201);
+      const r = await t.get();
+      expect([r.status, code(r)]).toEqual([401, 'invalid_token']);
+    } finally {
+      await t.api.close();
+    }
+  });
+
+  it('a trigger created by another connection to the file: the same', async () => {
+    const t = await setup('trigger-other');
+    try {
+      expect((await post(t, 'P1')).status).toBe(201);
+      expect((await t.get()).status).toBe(200);
+      const other = new Database(t.file);
+      other.exec(revokingTrigger);
+      other.close();
+      // The next request sees the other connection's commit (and asks for triggers again).
+      expect((await t.get()).status).toBe(200);
+      expect((await t.get()).status).toBe(200);
+      expect((await post(t, 'P2')).status).toBe(201);
+      const r = await t.get();
+      expect([r.status, code(r)]).toEqual([401, 'invalid_token']);
+    } finally {
+      await t.api.close();
+    }
+  });
+
+  it('a trigger present when the store opens: the same', async () => {
+    const t = await setup('trigger-open');
+    await t.api.close();
+    const other = new Database(t.file);
+    other.exec(revokingTrigger);
+    other.close();
+    const api = await createPmapi({ store: await openSqliteStore({ filename: t.file }), clock: t.clock, rateLimiter: false });
+    const auth = { authorization: `Bearer ${t.token}` };
+    try {
+      const get = () => api.handle({ method: 'GET', url: `/api/v3/members/${t.member.id}`, headers: auth });
+      expect((await get()).status).toBe(200);
+      expect((await get()).status).toBe(200);
+      const p = await api.handle({ method: 'POST', url: '/api/v3/projects', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'P' }) });
+      expect(p.status).toBe(201);
+      const r = await get();
+      expect([r.status, code(r)]).toEqual([401, 'invalid_token']);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('after a pragma that changes state (foreign_keys = on, cascades), every write counts', async () => {
+    const t = await setup('pragma');
+    try {
+      expect((await post(t, 'P1')).status).toBe(201);
+      expect((await t.get()).status).toBe(200);
+      await sql.raw('pragma foreign_keys = on').execute(t.store.db);
+      expect((await t.get()).status).toBe(200);
+      t.statements.length = 0;
+      expect((await post(t, 'P2')).status).toBe(201);
+      expect((await t.get()).status).toBe(200);
+      expect(tokenReads(t.statements)).toBe(1);
     } finally {
       await t.api.close();
     }

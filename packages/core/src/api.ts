@@ -16,7 +16,7 @@ import type { Principal } from './services/context';
 import { ProblemError, problemBody } from './errors/problem';
 import type { ErrorCode } from './errors/codes';
 import { builtinRolePermissions, permissionCatalog, requiredPermissions } from './auth/permissions';
-import { cachedTokenLookup, type PermissionResolver } from './auth/tokens';
+import { cachedTokenLookup, TOKEN_TABLES, type PermissionResolver } from './auth/tokens';
 import { routeTable, type CustomRoute, type RouteInfo, type ExtraPermissions } from './http/routes';
 import { createRateLimiter, type RateLimiter } from './limits/index';
 import { builtinRoutes } from './routes/index';
@@ -250,7 +250,7 @@ export async function createPmapi(o: PmapiOptions): Promise<Pmapi> {
     ? createRateLimiter(o.store.dialect.capabilities.multiProcess ? { store: 'database', sqlStore: o.store } : { store: 'memory' })
     : o.rateLimiter || undefined;
   // Token rows remembered while the database has not changed, where the store can tell (SQLite).
-  const tokenLookup = o.store.changeStamp ? cachedTokenLookup(o.store.db, o.store.dialect, o.store.changeStamp.bind(o.store)) : undefined;
+  const tokenLookup = o.store.changeStamp ? cachedTokenLookup(o.store.db, o.store.dialect, o.store.changeStamp(TOKEN_TABLES)) : undefined;
   const v3Handle = createHandler(engine, {
     basePath,
     docsBase,

@@ -4,7 +4,9 @@ import type { Kysely } from 'kysely';
 import { ProblemError } from '../errors/problem';
 import type { DialectSupport } from '../sql/dialect';
 import type { Principal } from '../services/context';
-import { tokenByPrefix, touchToken } from '../sql/queries/tokens';
+import { TOKEN_TABLES, tokenByPrefix, touchToken } from '../sql/queries/tokens';
+
+export { TOKEN_TABLES };
 
 /**
  * `svc_user_<prefix>_<secret>` (personal access token) or `svc_oauth_<prefix>_<secret>`
@@ -56,8 +58,9 @@ export type TokenLookup = (prefix: string) => Promise<Record<string, unknown> | 
 
 /**
  * tokenByPrefix, remembering the rows it read for as long as the store's
- * `changeStamp()` stays the same, i.e. until anything may have changed in the
- * database (a write by this process, a commit by another): a remembered row
+ * change stamp for {@link TOKEN_TABLES} stays the same, i.e. until a row it
+ * reads may have changed (a write to one of those tables by this process, any
+ * commit by another): a remembered row
  * is always the row the statement would read now. Everything that depends on
  * the clock or on the presented secret (the hash comparison, expiry, revoked
  * flags, lastUsedAt) is still judged on every request, by `authenticate`.

@@ -105,14 +105,16 @@ export interface SqlStore {
    */
   rateLimitStore?(): RateLimitStore;
   /**
-   * Optional: a number that stays the same exactly as long as nothing in the
-   * database can have changed since it was last read: any write through `db`
-   * (this process) or commit by another connection (another process) moves
-   * it. With it, rows that only writes change (a token's lookup) are
-   * remembered between requests instead of read again. SQLite provides it
-   * (a write counter and `PRAGMA data_version`); a store that cannot tell
-   * leaves it out, and nothing is remembered.
+   * Optional: a change stamp. `changeStamp(tables)` answers a function whose
+   * number stays the same exactly as long as no row of those tables (pmapi's
+   * names) can have changed since it was last read: a write through `db` that
+   * may touch one of them (this process) or any commit by another connection
+   * (another process) moves it; without `tables`, any write moves it. With
+   * it, rows that only writes change (a token's lookup) are remembered between
+   * requests instead of read again. SQLite provides it (write counters kept
+   * by table as statements are prepared, and `PRAGMA data_version`); a store
+   * that cannot tell leaves it out, and nothing is remembered.
    */
-  changeStamp?(): number;
+  changeStamp?(tables?: readonly string[]): () => number;
   close(): Promise<void>;
 }

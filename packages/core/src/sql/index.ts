@@ -3,5 +3,6 @@ export { migrate, migrations, pendingMigrations, previewMigrations, assertMigrat
 export { Repo, escapeLike, type JsonRow } from './repo';
 export { uncachedShapes } from './statement-cache';
 export { ACTIVITY_SCAN_BUDGET, ACTIVITY_COUNT_BUDGET } from './queries/activity';
+export { TOKEN_TABLES } from './queries/tokens';
 // Store openers refuse option names they do not know (issue 16 Operable: typos are not accepted).
 export { checkOptionNames } from '../options';

@@ -2,6 +2,9 @@ import type { Kysely } from 'kysely';
 import type { DialectSupport } from '../dialect';
 import { runCached } from '../statement-cache';
 
+/** The tables tokenByPrefix reads: a write to any other leaves its rows as they were (the token cache, auth/tokens.ts). */
+export const TOKEN_TABLES: readonly string[] = ['access_tokens', 'members', 'roles', 'actors', 'oauth_families', 'oauth_clients'];
+
 /** A token by its public prefix, with its member, role, actor and (OAuth) family and client: the one lookup of authentication. */
 export async function tokenByPrefix(db: Kysely<any>, d: DialectSupport, prefix: string): Promise<Record<string, unknown> | undefined> {
   const result = await runCached<Record<string, unknown>>(db, d.name, 'auth:pat', [prefix], () => db
