@@ -84,27 +84,53 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
 
   // Previous windows' counts, once settled, come from this process's memo: counting is then a plain upsert.
   const previous = previousCounts();
+  /** One request's count, decided at once (the statements run synchronously on this connection). */
+  const hitNow = (buckets: readonly BucketHit[], now: number): HitOutcome => {
+    const sorted = [...buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+    const keys = sorted.map((b) => ({ key: b.key, ...windowOf(now, b.windowMs) }));
+    const known = previous.all(keys, now);
+    const params: unknown[] = [];
+    for (const k of keys) params.push(k.key, k.start);
+    for (const k of keys) params.push(k.key);
+    params.push(now);
+    if (!known) for (const k of keys) params.push(k.key, k.prevStart);
+    const counted = countStatement(keys.length, !known).all(...params) as Array<{ key: string; count: number; previous: number }>;
+    if (counted.length === 0) {
+      const until = activeBlock(sorted.map((b) => b.key), now);
+      return { admitted: false, retryAfterMs: Math.max(until - now, 1) };
+    }
+    for (const k of previous.settle(keys, counted, known, now)) forget.run(k.key, k.prevStart);
+    const verdict = verdictOf(buckets, counted, now);
+    if (verdict.admitted) return verdict;
+    const until = refuse.immediate(keys, verdict.tripped.map((b) => ({ key: b.key, until: now + b.blockMs })), now);
+    return { admitted: false, retryAfterMs: until - now };
+  };
+
+  // Group commit: the requests that reach the limiter together (in one run of the microtask queue, as
+  // http-node's requests do when it hands a turn's requests on at once) are counted in one transaction, each
+  // exactly as alone and in arrival order: the file's lock and write-ahead log append are paid once for them.
+  // A request on its own is counted at once, as before; no timer is involved.
+  type Pending = { buckets: readonly BucketHit[]; now: number; resolve: (o: HitOutcome) => void; reject: (err: unknown) => void };
+  let queue: Pending[] = [];
+  const countAll = db.transaction((batch: Pending[]) => batch.map((p) => hitNow(p.buckets, p.now)));
+  const flush = () => {
+    const batch = queue;
+    queue = [];
+    let outcomes: HitOutcome[];
+    try {
+      outcomes = batch.length === 1 ? [hitNow(batch[0]!.buckets, batch[0]!.now)] : countAll.immediate(batch);
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+      return;
+    }
+    batch.forEach((p, i) => p.resolve(outcomes[i]!));
+  };
   return {
-    async hit(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
-      if (buckets.length === 0) return { admitted: true, buckets: [] };
-      const sorted = [...buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
-      const keys = sorted.map((b) => ({ key: b.key, ...windowOf(now, b.windowMs) }));
-      const known = previous.all(keys, now);
-      const params: unknown[] = [];
-      for (const k of keys) params.push(k.key, k.start);
-      for (const k of keys) params.push(k.key);
-      params.push(now);
-      if (!known) for (const k of keys) params.push(k.key, k.prevStart);
-      const counted = countStatement(keys.length, !known).all(...params) as Array<{ key: string; count: number; previous: number }>;
-      if (counted.length === 0) {
-        const until = activeBlock(sorted.map((b) => b.key), now);
-        return { admitted: false, retryAfterMs: Math.max(until - now, 1) };
-      }
-      for (const k of previous.settle(keys, counted, known, now)) forget.run(k.key, k.prevStart);
-      const verdict = verdictOf(buckets, counted, now);
-      if (verdict.admitted) return verdict;
-      const until = refuse.immediate(keys, verdict.tripped.map((b) => ({ key: b.key, until: now + b.blockMs })), now);
-      return { admitted: false, retryAfterMs: until - now };
+    hit(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
+      if (buckets.length === 0) return Promise.resolve({ admitted: true, buckets: [] });
+      return new Promise<HitOutcome>((resolve, reject) => {
+        if (queue.push({ buckets, now, resolve, reject }) === 1) queueMicrotask(flush);
+      });
     },
     async sweep(now: number, keepMs: number): Promise<number> {
       return Number(sweepCounters.run(now - keepMs).changes) + Number(sweepBlocks.run(now).changes);

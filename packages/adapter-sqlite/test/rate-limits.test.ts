@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPmapi, createRateLimiter, fakeClock, type Pmapi, type RateLimiterOptions } from '@pmapi/core';
-import { openSqliteStore } from '@pmapi/adapter-sqlite';
+import { openSqliteStore, sqliteRateLimitStore } from '@pmapi/adapter-sqlite';
 
 const MIN = 60_000;
 const dirs: string[] = [];
@@ -107,5 +107,43 @@ describe('SQLite database rate limiter', () => {
     clock.advance(60 * MIN);
     expect((await a.jobs.purge()).rateLimits).toBeGreaterThan(0);
     expect((await a.jobs.purge()).rateLimits).toBe(0);
+  });
+
+  // Requests that reach the limiter together are counted in one transaction (issue 11, group commit): each
+  // exactly as if alone, in arrival order; a refused one counts nowhere (spec "Limits" → "v3 rate limits").
+  it('requests counted together are counted one by one: of 8 at once with 5 left, exactly 5 pass', async () => {
+    const file = join(tempDir(), 'pm.db');
+    const { a, b, get } = await twoOnOneFile(file, { GET: [{ limit: 7, windowMs: MIN, keyBy: 'token' }] });
+    // Two requests first (the first records lastUsedAt, the second remembers the token's row), so that the
+    // eight reach the limiter in step.
+    expect((await get(a)).status).toBe(200);
+    expect((await get(a)).status).toBe(200);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => get(a)));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+    expect(answers.filter((r) => r.status === 200).map((r) => r.headers['x-ratelimit-remaining']).sort()).toEqual(['0', '1', '2', '3', '4']);
+    // The other process on the file sees the same five.
+    expect((await get(b)).status).toBe(429);
+  });
+
+  it('a batch sees the counts of the batch before it and of the other process', async () => {
+    const file = join(tempDir(), 'pm.db');
+    const { a, b, get } = await twoOnOneFile(file, { GET: [{ limit: 10, windowMs: MIN, keyBy: 'token' }] });
+    for (const api of [a, a, b, b]) await get(api);
+    const first = await Promise.all([get(a), get(a), get(b)]);
+    const second = await Promise.all([get(a), get(b), get(a), get(b)]);
+    expect(first.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(second.map((r) => r.status).sort()).toEqual([200, 200, 200, 429]);
+  });
+
+  it('hits made together on the counters store resolve in order, and all fail (none hangs) once it is closed', async () => {
+    const limits = sqliteRateLimitStore(':memory:');
+    const bucket = { key: 'GET:0:token:t1', limit: 3, windowMs: MIN, blockMs: 0 };
+    const now = Date.UTC(2026, 10, 26, 12);
+    const outcomes = await Promise.all([1, 2, 3, 4].map(() => limits.hit([bucket], now)));
+    expect(outcomes.map((o) => o.admitted)).toEqual([true, true, true, false]);
+    expect(outcomes.slice(0, 3).map((o) => (o as { buckets: Array<{ remaining: number }> }).buckets[0]!.remaining)).toEqual([2, 1, 0]);
+    limits.close();
+    const after = await Promise.allSettled([limits.hit([bucket], now), limits.hit([bucket], now)]);
+    expect(after.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
 });
