@@ -4,6 +4,7 @@ import type { DialectSupport, JsonColumn, MigrationRunner, MigrationTap, SqlStor
 import { assertMigrated, checkOptionNames, migrate, pendingMigrations, previewMigrations, statementLog } from '@pmapi/core/sql';
 import type { StorageKind } from '@pmapi/core';
 import { sqliteRateLimitStore } from './rate-limits';
+import { groupCommit } from './group-commit';
 import { PrefixedSqliteIntrospector, TablePrefixPlugin, checkTablePrefix, tableNames, type TableNames } from './table-prefix';
 
 export { sqliteRateLimitStore, type SqliteRateLimitStoreOptions } from './rate-limits';
@@ -364,7 +365,7 @@ async function openSqlite(o: SqliteStoreOptions, migrations: 'apply' | 'check' |
   return {
     db,
     dialect,
-    transaction: (fn) => db.transaction().execute(fn),
+    transaction: groupCommit(db, raw),
     changeStamp: changeStamp(raw, connection, names),
     rateLimitStore: () => (limits ??= sqliteRateLimitStore(o.rateLimitFile ?? (filename === ':memory:' ? ':memory:' : `${filename}-limits`), {
       ...(o.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: o.busyTimeoutMs }),
