@@ -31,7 +31,8 @@ export interface SqliteRateLimitStoreOptions {
  * A `:memory:` database is this process's alone, and so are its counters.
  * Semantics are those of the generic store (limits/sql.ts): one statement per
  * admitted request (a plain upsert once the previous windows' counts are
- * settled and remembered), an atomic count in every bucket unless a key is blocked,
+ * settled and remembered; one for all the requests that arrive together with
+ * the same keys, see hitTogether), an atomic count in every bucket unless a key is blocked,
  * refused requests count nowhere, a block is never shortened or extended.
  * With a table prefix the file may be shared with others (the host's file):
  * the tables carry the prefix, and a damaged file holding anything else is
@@ -112,7 +113,72 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
   // A request on its own is counted at once, as before; no timer is involved.
   type Pending = { buckets: readonly BucketHit[]; now: number; resolve: (o: HitOutcome) => void; reject: (err: unknown) => void };
   let queue: Pending[] = [];
-  const countAll = db.transaction((batch: Pending[]) => batch.map((p) => hitNow(p.buckets, p.now)));
+  /** Count `by` requests at once in every bucket unless one is blocked; each key's new count. */
+  const countingBy = new Map<number, Database.Statement>();
+  const countByStatement = (n: number): Database.Statement => {
+    let st = countingBy.get(n);
+    if (!st) {
+      const rows = Array.from({ length: n }, () => 'select ? as key, ? as ws').join(' union all ');
+      const keys = Array.from({ length: n }, () => '?').join(', ');
+      st = db.prepare(`insert into ${counters} (key, window_start, count)
+        select v.key, v.ws, ? from (${rows}) as v
+        where not exists (select 1 from ${blocks} as b where b.key in (${keys}) and b.until > ?)
+        on conflict (key, window_start) do update set count = count + excluded.count
+        returning key, count`);
+      countingBy.set(n, st);
+    }
+    return st;
+  };
+  const takeBackBy = db.prepare(`update ${counters} set count = count - ? where key = ? and window_start = ?`);
+
+  /**
+   * A batch whose requests all count in the same keys and windows, with the previous windows' counts
+   * settled and remembered (the steady state of one busy client): one statement adds them all, and each
+   * request is judged on the count it would have had counted alone (the counts before it, plus its own)
+   * and its own instant. When every one is admitted that is the answer; otherwise (one would trip, or a
+   * key is blocked) the counts are taken back inside the same transaction and the requests are counted
+   * one by one. Undefined when the batch is not of that kind.
+   */
+  const hitTogether = (batch: readonly Pending[]): HitOutcome[] | undefined => {
+    const sortedOf = (p: Pending) => [...p.buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+    const first = sortedOf(batch[0]!);
+    const keys = first.map((b) => ({ key: b.key, ...windowOf(batch[0]!.now, b.windowMs) }));
+    const known = previous.all(keys, batch[0]!.now);
+    if (!known) return undefined;
+    for (const p of batch) {
+      if (p.buckets.length !== first.length) return undefined;
+      const sorted = sortedOf(p);
+      for (let k = 0; k < sorted.length; k++) {
+        const b = sorted[k]!;
+        if (b.key !== first[k]!.key || windowOf(p.now, b.windowMs).start !== keys[k]!.start) return undefined;
+      }
+      if (!previous.all(keys, p.now)) return undefined;
+    }
+    const n = batch.length;
+    const params: unknown[] = [n];
+    for (const k of keys) params.push(k.key, k.start);
+    for (const k of keys) params.push(k.key);
+    params.push(batch[0]!.now);
+    const counted = countByStatement(keys.length).all(...params) as Array<{ key: string; count: number }>;
+    if (counted.length === 0) return undefined;
+    const knownOf = new Map(keys.map((k, i) => [k.key, known[i]!]));
+    const outcomes: HitOutcome[] = [];
+    for (let i = 0; i < n; i++) {
+      const p = batch[i]!;
+      // Request i alone would have seen the count before the batch plus i + 1.
+      const mine = counted.map((c) => ({ key: c.key, count: c.count - n + i + 1, previous: knownOf.get(c.key)! }));
+      const verdict = verdictOf(p.buckets, mine, p.now);
+      if (!verdict.admitted) {
+        for (const k of keys) takeBackBy.run(n, k.key, k.start);
+        return undefined;
+      }
+      outcomes.push(verdict);
+    }
+    // The batch opened these keys' windows: their older windows can go.
+    for (const c of counted) if (c.count === n) forget.run(c.key, keys.find((k) => k.key === c.key)!.prevStart);
+    return outcomes;
+  };
+  const countAll = db.transaction((batch: Pending[]) => hitTogether(batch) ?? batch.map((p) => hitNow(p.buckets, p.now)));
   const flush = () => {
     const batch = queue;
     queue = [];

@@ -146,4 +146,48 @@ describe('SQLite database rate limiter', () => {
     const after = await Promise.allSettled([limits.hit([bucket], now), limits.hit([bucket], now)]);
     expect(after.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
+
+  // A busy client's steady state (issue 11): the requests counted together share their keys and windows and
+  // the previous windows are settled, so one statement counts them all; each is still judged on the count it
+  // would have had alone. These run two seconds into a window, after a request that settled the memo.
+  it('counted together in one statement: each answer is the one it would have had alone', async () => {
+    const file = join(tempDir(), 'pm.db');
+    const { a, b, clock, get } = await twoOnOneFile(file, { GET: [{ limit: 12, windowMs: MIN, keyBy: 'token' }] });
+    clock.advance(2_000);
+    for (const api of [a, a, b, b]) expect((await get(api)).status).toBe(200);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => get(a)));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(answers.map((r) => r.headers['x-ratelimit-remaining'])).toEqual(['7', '6', '5', '4', '3', '2']);
+    // The other process counts on from there.
+    expect((await get(b)).headers['x-ratelimit-remaining']).toBe('1');
+  });
+
+  it('counted together across the limit: exactly as many pass as were left, then the key stays refused', async () => {
+    const file = join(tempDir(), 'pm.db');
+    const { a, b, clock, get } = await twoOnOneFile(file, { GET: [{ limit: 7, windowMs: MIN, keyBy: 'token' }] });
+    clock.advance(2_000);
+    for (const api of [a, a]) expect((await get(api)).status).toBe(200);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => get(a)));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+    expect(answers.slice(0, 5).map((r) => r.headers['x-ratelimit-remaining'])).toEqual(['4', '3', '2', '1', '0']);
+    const later = await Promise.all([get(a), get(a), get(b)]);
+    expect(later.map((r) => r.status)).toEqual([429, 429, 429]);
+  });
+
+  it('the counters store: hits made together after the memo settled resolve as one by one would', async () => {
+    const limits = sqliteRateLimitStore(':memory:');
+    try {
+      const bucket = { key: 'GET:0:token:t2', limit: 5, windowMs: MIN, blockMs: 2 * MIN };
+      const start = Date.UTC(2026, 10, 26, 12);
+      // Alone first: reads (and remembers) the previous window's count.
+      expect((await limits.hit([bucket], start + 5_000)).admitted).toBe(true);
+      const together = await Promise.all([1, 2, 3].map((i) => limits.hit([bucket], start + 5_000 + i)));
+      expect(together.map((o) => (o as { buckets: Array<{ remaining: number }> }).buckets[0]!.remaining)).toEqual([3, 2, 1]);
+      const over = await Promise.all([4, 5, 6].map((i) => limits.hit([bucket], start + 5_000 + i)));
+      expect(over.map((o) => o.admitted)).toEqual([true, false, false]);
+      expect((over[1] as { retryAfterMs: number }).retryAfterMs).toBe(2 * MIN);
+    } finally {
+      limits.close();
+    }
+  });
 });
