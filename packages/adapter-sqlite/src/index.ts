@@ -161,7 +161,8 @@ function writeTarget(sqlText: string): string | undefined {
 function cachingDatabase(raw: Database.Database, max = 500) {
   type Entry = { stmt: Database.Statement; target: string | typeof READS | undefined };
   const cache = new Map<string, Entry>();
-  const hasTrigger = raw.prepare("select exists (select 1 from sqlite_master where type = 'trigger')").pluck();
+  // A TEMP trigger (created on this connection through store.db) lives in sqlite_temp_master.
+  const hasTrigger = raw.prepare("select exists (select 1 from sqlite_master where type = 'trigger') or exists (select 1 from sqlite_temp_master where type = 'trigger')").pluck();
   let exact = !hasTrigger.get();
   let recheck = false;
   let latched = false;

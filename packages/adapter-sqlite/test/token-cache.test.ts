@@ -179,6 +179,12 @@ describe('SQLite: remembered token rows never outlive a change (issue 11)', () =
     });
   });
 
+  it('a TEMP trigger created through store.db (on this connection only): the same', async () => {
+    await revokedThroughTrigger('trigger-temp', async (t) => {
+      await sql.raw(revokingTrigger.replace('create trigger', 'create temp trigger')).execute(t.store.db);
+    });
+  });
+
   it('a trigger created by another connection to the file: the same', async () => {
     await revokedThroughTrigger('trigger-other', async (t) => {
       const other = new Database(t.file);
