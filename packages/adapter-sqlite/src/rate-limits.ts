@@ -44,7 +44,7 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
   const blocks = names.stored('rate_blocks');
   const db = openCounters(filename, o.busyTimeoutMs ?? 5000, [counters, blocks], names.prefix !== '');
   const counting = new Map<string, Database.Statement>();
-  /** Count in every bucket unless one is blocked; each key's new count, and with `withPrevious` its previous window's. */
+  /** Count `by` requests (the first parameter) in every bucket unless one is blocked; each key's new count, and with `withPrevious` its previous window's. */
   const countStatement = (n: number, withPrevious: boolean): Database.Statement => {
     const shape = withPrevious ? `${n}p` : `${n}`;
     let st = counting.get(shape);
@@ -53,9 +53,9 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
       const keys = Array.from({ length: n }, () => '?').join(', ');
       const prev = Array.from({ length: n }, () => 'when ? then ?').join(' ');
       st = db.prepare(`insert into ${counters} (key, window_start, count)
-        select v.key, v.ws, 1 from (${rows}) as v
+        select v.key, v.ws, ? from (${rows}) as v
         where not exists (select 1 from ${blocks} as b where b.key in (${keys}) and b.until > ?)
-        on conflict (key, window_start) do update set count = count + 1
+        on conflict (key, window_start) do update set count = count + excluded.count
         returning key, count${withPrevious ? `,
           coalesce((select p.count from ${counters} as p where p.key = ${counters}.key and p.window_start = case ${counters}.key ${prev} end), 0) as previous` : ''}`);
       counting.set(shape, st);
@@ -73,27 +73,33 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
     return Number((st.get(...keys, now) as { until: number | null }).until ?? 0);
   };
   const forget = db.prepare(`delete from ${counters} where key = ? and window_start < ?`);
-  const takeBack = db.prepare(`update ${counters} set count = count - 1 where key = ? and window_start = ?`);
+  const takeBack = db.prepare(`update ${counters} set count = count - ? where key = ? and window_start = ?`);
   const block = db.prepare(`insert into ${blocks} (key, until) values (?, ?) on conflict (key) do update set until = excluded.until where ${blocks}.until <= ?`);
   const sweepCounters = db.prepare(`delete from ${counters} where window_start < ?`);
   const sweepBlocks = db.prepare(`delete from ${blocks} where until <= ?`);
   const refuse = db.transaction((keys: ReadonlyArray<{ key: string; start: number }>, tripped: ReadonlyArray<{ key: string; until: number }>, now: number) => {
-    for (const k of keys) takeBack.run(k.key, k.start);
+    for (const k of keys) takeBack.run(1, k.key, k.start);
     for (const t of tripped) block.run(t.key, t.until, now);
     return activeBlock(tripped.map((t) => t.key), now - 1);
   });
 
   // Previous windows' counts, once settled, come from this process's memo: counting is then a plain upsert.
   const previous = previousCounts();
-  /** One request's count, decided at once (the statements run synchronously on this connection). */
-  const hitNow = (buckets: readonly BucketHit[], now: number): HitOutcome => {
-    const sorted = [...buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
-    const keys = sorted.map((b) => ({ key: b.key, ...windowOf(now, b.windowMs) }));
-    const known = previous.all(keys, now);
-    const params: unknown[] = [];
+  const inKeyOrder = (buckets: readonly BucketHit[]) => [...buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+  /** The counting statement's parameters: `by`, each key's window, the keys again, the instant blocks are judged at. */
+  const countParams = (by: number, keys: ReadonlyArray<{ key: string; start: number }>, now: number): unknown[] => {
+    const params: unknown[] = [by];
     for (const k of keys) params.push(k.key, k.start);
     for (const k of keys) params.push(k.key);
     params.push(now);
+    return params;
+  };
+  /** One request's count, decided at once (the statements run synchronously on this connection). */
+  const hitNow = (buckets: readonly BucketHit[], now: number): HitOutcome => {
+    const sorted = inKeyOrder(buckets);
+    const keys = sorted.map((b) => ({ key: b.key, ...windowOf(now, b.windowMs) }));
+    const known = previous.all(keys, now);
+    const params = countParams(1, keys, now);
     if (!known) for (const k of keys) params.push(k.key, k.prevStart);
     const counted = countStatement(keys.length, !known).all(...params) as Array<{ key: string; count: number; previous: number }>;
     if (counted.length === 0) {
@@ -113,23 +119,6 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
   // A request on its own is counted at once, as before; no timer is involved.
   type Pending = { buckets: readonly BucketHit[]; now: number; resolve: (o: HitOutcome) => void; reject: (err: unknown) => void };
   let queue: Pending[] = [];
-  /** Count `by` requests at once in every bucket unless one is blocked; each key's new count. */
-  const countingBy = new Map<number, Database.Statement>();
-  const countByStatement = (n: number): Database.Statement => {
-    let st = countingBy.get(n);
-    if (!st) {
-      const rows = Array.from({ length: n }, () => 'select ? as key, ? as ws').join(' union all ');
-      const keys = Array.from({ length: n }, () => '?').join(', ');
-      st = db.prepare(`insert into ${counters} (key, window_start, count)
-        select v.key, v.ws, ? from (${rows}) as v
-        where not exists (select 1 from ${blocks} as b where b.key in (${keys}) and b.until > ?)
-        on conflict (key, window_start) do update set count = count + excluded.count
-        returning key, count`);
-      countingBy.set(n, st);
-    }
-    return st;
-  };
-  const takeBackBy = db.prepare(`update ${counters} set count = count - ? where key = ? and window_start = ?`);
 
   /**
    * A batch whose requests all count in the same keys and windows, with the previous windows' counts
@@ -140,14 +129,13 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
    * one by one. Undefined when the batch is not of that kind.
    */
   const hitTogether = (batch: readonly Pending[]): HitOutcome[] | undefined => {
-    const sortedOf = (p: Pending) => [...p.buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
-    const first = sortedOf(batch[0]!);
+    const first = inKeyOrder(batch[0]!.buckets);
     const keys = first.map((b) => ({ key: b.key, ...windowOf(batch[0]!.now, b.windowMs) }));
     const known = previous.all(keys, batch[0]!.now);
     if (!known) return undefined;
     for (const p of batch) {
       if (p.buckets.length !== first.length) return undefined;
-      const sorted = sortedOf(p);
+      const sorted = inKeyOrder(p.buckets);
       for (let k = 0; k < sorted.length; k++) {
         const b = sorted[k]!;
         if (b.key !== first[k]!.key || windowOf(p.now, b.windowMs).start !== keys[k]!.start) return undefined;
@@ -155,11 +143,7 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
       if (!previous.all(keys, p.now)) return undefined;
     }
     const n = batch.length;
-    const params: unknown[] = [n];
-    for (const k of keys) params.push(k.key, k.start);
-    for (const k of keys) params.push(k.key);
-    params.push(batch[0]!.now);
-    const counted = countByStatement(keys.length).all(...params) as Array<{ key: string; count: number }>;
+    const counted = countStatement(keys.length, false).all(...countParams(n, keys, batch[0]!.now)) as Array<{ key: string; count: number }>;
     if (counted.length === 0) return undefined;
     const knownOf = new Map(keys.map((k, i) => [k.key, known[i]!]));
     const outcomes: HitOutcome[] = [];
@@ -169,7 +153,7 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
       const mine = counted.map((c) => ({ key: c.key, count: c.count - n + i + 1, previous: knownOf.get(c.key)! }));
       const verdict = verdictOf(p.buckets, mine, p.now);
       if (!verdict.admitted) {
-        for (const k of keys) takeBackBy.run(n, k.key, k.start);
+        for (const k of keys) takeBack.run(n, k.key, k.start);
         return undefined;
       }
       outcomes.push(verdict);
