@@ -131,6 +131,8 @@ const WRITE_TARGET = /^\s*(?:insert(?:\s+or\s+[a-z]+)?\s+into|replace\s+into|upd
 
 /** Statements that change no row: read-only ones and transaction control. */
 const READS = Symbol('reads');
+/** A pragma that sets something: every write from then on counts as a write to any table. */
+const SETS_PRAGMA = Symbol('sets pragma');
 const TRANSACTION_CONTROL = /^\s*(?:begin|commit|end|rollback|savepoint|release)\b/i;
 /** A pragma given a value (`pragma foreign_keys = on`, `pragma foreign_keys(1)`): it may change how writes spread. */
 const PRAGMA_SET = /^\s*pragma\s+[\w."]+\s*[=(]/i;
@@ -159,7 +161,7 @@ function writeTarget(sqlText: string): string | undefined {
  * moves PRAGMA data_version, which the stamp checks (and then asks again).
  */
 function cachingDatabase(raw: Database.Database, max = 500) {
-  type Entry = { stmt: Database.Statement; target: string | typeof READS | undefined };
+  type Entry = { stmt: Database.Statement; target: string | typeof READS | typeof SETS_PRAGMA | undefined };
   const cache = new Map<string, Entry>();
   // A TEMP trigger (created on this connection through store.db) lives in sqlite_temp_master.
   const hasTrigger = raw.prepare("select exists (select 1 from sqlite_master where type = 'trigger') or exists (select 1 from sqlite_temp_master where type = 'trigger')").pluck();
@@ -182,7 +184,7 @@ function cachingDatabase(raw: Database.Database, max = 500) {
         const stmt = raw.prepare(sqlText);
         // A pragma that sets something counts as read-only to SQLite; BEGIN IMMEDIATE takes the write lock (so
         // SQLite calls it not read-only) but changes no row.
-        const target = PRAGMA_SET.test(sqlText) ? undefined : stmt.readonly || TRANSACTION_CONTROL.test(sqlText) ? READS : writeTarget(sqlText);
+        const target = PRAGMA_SET.test(sqlText) ? SETS_PRAGMA : stmt.readonly || TRANSACTION_CONTROL.test(sqlText) ? READS : writeTarget(sqlText);
         entry = { stmt, target };
         if (cache.size >= max) cache.delete(cache.keys().next().value!);
       }
@@ -193,15 +195,13 @@ function cachingDatabase(raw: Database.Database, max = 500) {
           exact = !hasTrigger.get();
         }
         const target = entry.target;
-        if (target === undefined || !exact) {
+        if (typeof target !== 'string' || !exact) {
           self.anyWrites++;
-          // DDL may have created a trigger; a pragma may have turned foreign keys (cascades) on: judge no write exactly again.
-          if (target === undefined) {
-            if (PRAGMA_SET.test(sqlText)) {
-              latched = true;
-              exact = false;
-            } else recheck = true;
-          }
+          // A pragma may have turned foreign keys (cascades) on: judge no write exactly again. DDL may have created a trigger.
+          if (target === SETS_PRAGMA) {
+            latched = true;
+            exact = false;
+          } else if (target === undefined) recheck = true;
         } else {
           self.tableWrites.set(target, (self.tableWrites.get(target) ?? 0) + 1);
         }
@@ -238,8 +238,7 @@ function changeStamp(raw: Database.Database, connection: ReturnType<typeof cachi
     }
     return others;
   };
-  return (tables?: readonly string[]): (() => number) => {
-    if (!tables) return () => othersStamp() + connection.anyWrites + sum(connection.tableWrites.values());
+  return (tables: readonly string[]): (() => number) => {
     const stored = tables.map((t) => (names ? names.stored(t) : t).toLowerCase());
     return () => {
       // Every counter only grows, so the sum moves whenever any of them does.
@@ -248,12 +247,6 @@ function changeStamp(raw: Database.Database, connection: ReturnType<typeof cachi
       return n;
     };
   };
-}
-
-function sum(values: Iterable<number>): number {
-  let n = 0;
-  for (const v of values) n += v;
-  return n;
 }
 
 export interface SqliteStoreOptions {

@@ -122,8 +122,8 @@ export function clientAddress(req: IncomingMessage, trust: NodeHandlerOptions['t
  * takes them in turn), so each stage's code stays warm in the CPU's caches
  * and a store can serve them together (the SQLite rate limiter counts them in
  * one transaction). Under load the time from reading a request to answering
- * it is spent better: a GET by id answers about 20 % more requests a second
- * (bench/). An idle server waits one turn, microseconds.
+ * it is spent better: a GET by id answered 6,336 → 10,660 requests a second
+ * at 10 connections (bench/, SQLite). An idle server waits one turn, microseconds.
  */
 function turnBatch(): (fn: () => void) => void {
   let waiting: Array<() => void> = [];

@@ -4,9 +4,7 @@ import type { Kysely } from 'kysely';
 import { ProblemError } from '../errors/problem';
 import type { DialectSupport } from '../sql/dialect';
 import type { Principal } from '../services/context';
-import { TOKEN_TABLES, tokenByPrefix, touchToken } from '../sql/queries/tokens';
-
-export { TOKEN_TABLES };
+import { tokenByPrefix, touchToken } from '../sql/queries/tokens';
 
 /**
  * `svc_user_<prefix>_<secret>` (personal access token) or `svc_oauth_<prefix>_<secret>`

@@ -109,12 +109,12 @@ export interface SqlStore {
    * number stays the same exactly as long as no row of those tables (pmapi's
    * names) can have changed since it was last read: a write through `db` that
    * may touch one of them (this process) or any commit by another connection
-   * (another process) moves it; without `tables`, any write moves it. With
+   * (another process) moves it. With
    * it, rows that only writes change (a token's lookup) are remembered between
    * requests instead of read again. SQLite provides it (write counters kept
    * by table as statements are prepared, and `PRAGMA data_version`); a store
    * that cannot tell leaves it out, and nothing is remembered.
    */
-  changeStamp?(tables?: readonly string[]): () => number;
+  changeStamp?(tables: readonly string[]): () => number;
   close(): Promise<void>;
 }
