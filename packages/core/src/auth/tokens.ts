@@ -56,7 +56,7 @@ export type TokenLookup = (prefix: string) => Promise<Record<string, unknown> | 
 
 /**
  * tokenByPrefix, remembering the rows it read for as long as the store's
- * change stamp for {@link TOKEN_TABLES} stays the same, i.e. until a row it
+ * change stamp for TOKEN_TABLES (sql/queries/tokens.ts) stays the same, i.e. until a row it
  * reads may have changed (a write to one of those tables by this process, any
  * commit by another): a remembered row
  * is always the row the statement would read now. Everything that depends on
