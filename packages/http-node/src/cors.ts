@@ -85,5 +85,8 @@ export function createCors(o: CorsOptions | undefined): Cors | undefined {
 export function withCors(out: HttpResponse, extra: Record<string, string>): HttpResponse {
   if (Object.keys(extra).length === 0) return out;
   const vary = out.headers.vary ? `${out.headers.vary}, ${extra.vary}` : extra.vary;
-  return { ...out, headers: { ...out.headers, ...extra, ...(vary ? { vary } : {}) } };
+  // Copied property by property: a body built in pieces stays unjoined (its `body` is read only on demand).
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(out)) as HttpResponse;
+  copy.headers = { ...out.headers, ...extra, ...(vary ? { vary } : {}) };
+  return copy;
 }

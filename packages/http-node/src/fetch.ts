@@ -36,8 +36,11 @@ void _allFetchOptions;
 /** A fetch Response from a core answer (no body for HEAD, 204 and 304). */
 function toResponse(out: HttpResponse, method: string): Response {
   const headers = new Headers(out.headers);
-  const empty = method === 'HEAD' || out.status === 204 || out.status === 304 || out.body === undefined;
-  return new Response(empty ? null : (out.body as ConstructorParameters<typeof Response>[0]), { status: out.status, headers });
+  const parts = out.bodyParts;
+  const empty = method === 'HEAD' || out.status === 204 || out.status === 304 || (parts === undefined && out.body === undefined);
+  if (empty) return new Response(null, { status: out.status, headers });
+  // A large page's pieces go into a Blob as they are (encoded part by part), never joined into one string.
+  return new Response(parts ? new Blob(parts as string[]) : (out.body as ConstructorParameters<typeof Response>[0]), { status: out.status, headers });
 }
 
 /** Read the body, stopping (false) past `limit` bytes. */

@@ -148,6 +148,18 @@ const laterTurn: (fn: () => void) => void = setImmediate;
 
 function send(res: ServerResponse, out: HttpResponse): void {
   if (res.headersSent || res.destroyed) return;
+  const parts = out.bodyParts;
+  if (parts) {
+    // A large page: its pieces written in turn, in one writev, never joined into one string.
+    let length = 0;
+    for (const p of parts) length += Buffer.byteLength(p);
+    res.writeHead(out.status, { ...out.headers, 'content-length': length });
+    res.cork();
+    for (const p of parts) res.write(p);
+    res.end();
+    res.uncork();
+    return;
+  }
   // A string (JSON, HTML) or raw bytes (a file download); Content-Length counts bytes either way.
   const body = out.body === undefined || typeof out.body === 'string' ? out.body : Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength);
   res.writeHead(out.status, body === undefined ? out.headers : { ...out.headers, 'content-length': Buffer.byteLength(body) });

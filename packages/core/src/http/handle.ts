@@ -10,6 +10,7 @@ import { compileRoutes, type CustomRoute, type ExtraPermissions } from './routes
 import { grants, type ScopeAction } from '../auth/scopes';
 import { runMutation } from '../services/mutation';
 import type { HttpRequest, HttpResponse } from './types';
+import { piecewiseResponse } from './response';
 import { parseListQuery, parseReadQuery, type ReadPlan } from '../query/parse';
 import { parseJsonBody, OversizedArray } from './body';
 import { v3, type Outcome } from '../presenters/v3';
@@ -165,7 +166,8 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
     /** The v3 presentation of an operation's result: status, headers, JSON body. */
     const respond = (out: OpResult): HttpResponse => {
       const headers: Record<string, string> = { 'x-request-id': requestId, ...extra, ...(out.headers ?? {}) };
-      if (out.text !== undefined) return { status: out.status, headers: { ...JSON_HEADERS, ...headers }, body: out.text };
+      if (typeof out.text === 'string') return { status: out.status, headers: { ...JSON_HEADERS, ...headers }, body: out.text };
+      if (out.text !== undefined) return piecewiseResponse(out.status, { ...JSON_HEADERS, ...headers }, out.text);
       if (out.body === undefined) return { status: out.status, headers };
       return { status: out.status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(out.body) };
     };

@@ -319,7 +319,7 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
     parsed.plan.offset = offset;
     const out = await engine.list(ctx, res, parsed);
     if (out.kind !== 'page') throw new Error('list answered no page');
-    const data = (out.page.json !== undefined ? JSON.parse(out.page.json) : out.page.data) as Record<string, unknown>[];
+    const data = (out.page.json !== undefined ? JSON.parse(out.page.json.join('')) : out.page.data) as Record<string, unknown>[];
     return { rows: data, hasMore: out.page.hasMore };
   }
 

@@ -39,4 +39,13 @@ export interface HttpResponse {
    * count, not the string length).
    */
   body?: string | Uint8Array;
+  /**
+   * The same body in pieces, when pmapi built a large JSON answer that way
+   * (a page of a list): `body` is their concatenation, joined only when read.
+   * A front end that writes to a socket should write the pieces in turn and
+   * leave `body` unread: V8 gives every string over 128 KiB an allocation of
+   * its own, which costs a large page more than writing it. Front ends that
+   * ignore this field lose nothing but that.
+   */
+  bodyParts?: readonly string[];
 }

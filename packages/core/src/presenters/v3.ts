@@ -5,8 +5,8 @@ import type { StorageKind } from '../sql/shape';
 export interface OpResult {
   status: number;
   body?: unknown;
-  /** The body already serialised (a page whose JSON the database built); wins over `body`. */
-  text?: string;
+  /** The body already serialised, whole or in pieces (a page whose JSON the database built); wins over `body`. */
+  text?: string | readonly string[];
   headers?: Record<string, string>;
   /** What an Idempotency-Key replay answers instead, when the response holds a secret that must not be stored (a new token). */
   replay?: Omit<OpResult, 'replay'>;
@@ -15,8 +15,8 @@ export interface OpResult {
 /** A page of a list as the operations produce it, before any surface shapes it. */
 export interface Page<T = unknown> {
   data: T[];
-  /** The `data` array as JSON text, when the database built it (the read fast path); `data` is then empty. */
-  json?: string;
+  /** The `data` array as JSON text in pieces (concatenated, they are the array), when the database built it (the read fast path); `data` is then empty. */
+  json?: readonly string[];
   limit: number;
   hasMore: boolean;
   /** Absent: the list pages without a cursor (the delivery log). */
@@ -33,12 +33,12 @@ export interface Page<T = unknown> {
  */
 export function v3Page(p: Page): OpResult {
   if (p.json !== undefined) {
-    // The same bytes JSON.stringify prints for the object below, around the prebuilt array.
-    let text = `{"data":${p.json}`;
-    if (p.total !== undefined) text += `,"total":${p.total}`;
-    text += `,"limit":${p.limit},"hasMore":${p.hasMore}`;
-    if (p.nextCursor !== undefined) text += `,"nextCursor":${JSON.stringify(p.nextCursor)}`;
-    return { status: 200, text: `${text}}` };
+    // The same bytes JSON.stringify prints for the object below, around the prebuilt array (kept in its pieces).
+    let tail = '';
+    if (p.total !== undefined) tail += `,"total":${p.total}`;
+    tail += `,"limit":${p.limit},"hasMore":${p.hasMore}`;
+    if (p.nextCursor !== undefined) tail += `,"nextCursor":${JSON.stringify(p.nextCursor)}`;
+    return { status: 200, text: ['{"data":', ...p.json, `${tail}}`] };
   }
   const body: Record<string, unknown> = { data: p.data };
   if (p.total !== undefined) body.total = p.total;

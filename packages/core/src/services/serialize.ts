@@ -206,10 +206,56 @@ function jsonColumn(res: Resource) {
   return (o: OutputField): JsonColumn => (o.source === 'column' ? { name: o.name, column: o.column, kind: o.kind } : { name: o.name, links: `${res.name}.${o.relation}` });
 }
 
-/** The `data` array of a page as JSON text: the database-built objects, joined. */
-export function jsonRows(rows: readonly JsonRow[]): string {
-  // Joined into one flat string (a rope of += pieces costs the socket write a flattening pass).
-  return `[${rows.map((r) => r.json).join(',')}]`;
+/** The `data` array of a page as JSON text in pieces: the database-built objects, joined. */
+export function jsonRows(rows: readonly JsonRow[]): string[] {
+  return jsonArrayParts(rows.map((r) => r.json));
+}
+
+/** The most characters one piece of a page's JSON text holds (one element longer than this is a piece of its own). */
+const PART_CHARS = 32 * 1024;
+
+/**
+ * Text in pieces of about PART_CHARS characters, each one flat string (one
+ * join, never a rope), whose concatenation is the text. A page is not one
+ * string: V8 gives every string over 128 KiB an allocation of its own (mapped,
+ * faulted in, unmapped at the next collection), which costs a large page more
+ * than printing and writing it.
+ */
+class TextParts {
+  private readonly parts: string[] = [];
+  private pending: string[] = [];
+  private chars = 0;
+  add(text: string): void {
+    this.pending.push(text);
+    this.chars += text.length;
+  }
+  /** An element ended: a piece long enough ends here. */
+  boundary(): void {
+    if (this.chars >= PART_CHARS) this.flush();
+  }
+  done(): string[] {
+    this.flush();
+    return this.parts;
+  }
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    this.parts.push(this.pending.join(''));
+    this.pending = [];
+    this.chars = 0;
+  }
+}
+
+/** A JSON array of already-serialised elements as text in pieces (see TextParts). */
+export function jsonArrayParts(items: readonly string[]): string[] {
+  const text = new TextParts();
+  text.add('[');
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) text.add(',');
+    text.add(items[i]!);
+    text.boundary();
+  }
+  text.add(']');
+  return text.done();
 }
 
 /** One key a fast-path page appends to each row's database-built columns: a relation's ids, or an expanded relation. */
@@ -219,8 +265,8 @@ type TailKey = { name: string; extra: number; hop?: number; one?: boolean; key?:
 export interface JsonPagePlan {
   columns: JsonColumn[];
   extras: JsonExtra[];
-  /** Print the page's `data` array (expanding, where asked, one query per hop). */
-  print(ctx: ReadContext, rows: readonly JsonRow[]): Promise<string> | string;
+  /** Print the page's `data` array in pieces (`jsonArrayParts`), expanding, where asked, one query per hop. */
+  print(ctx: ReadContext, rows: readonly JsonRow[]): Promise<string[]> | string[];
 }
 
 /**
@@ -286,26 +332,39 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
         const open = new Set((await ctx.access.filterRecords(hop.target, got.map((g) => g.rec))).map((r) => r.id));
         return new Map(got.filter((g) => open.has(g.rec.id)).map((g) => [g.rec.id, g.json]));
       }));
-      const out: string[] = new Array(rows.length);
+      const text = new TextParts();
+      text.add('[');
       for (let i = 0; i < rows.length; i++) {
         const r = rows[i]!;
-        let s = r.json.slice(0, -1);
+        if (i > 0) text.add(',');
+        text.add(r.json.slice(0, -1));
         for (const k of tail) {
-          s += k.key;
+          text.add(k.key!);
           if (k.hop === undefined) {
             const v = r.extra![k.extra];
-            s += typeof v === 'string' ? v : JSON.stringify(v ?? []);
+            text.add(typeof v === 'string' ? v : JSON.stringify(v ?? []));
           } else if (k.one) {
             const v = r.extra![k.extra];
-            s += (typeof v === 'string' && objects[k.hop]!.get(v)) || 'null';
+            text.add((typeof v === 'string' && objects[k.hop]!.get(v)) || 'null');
           } else {
             const byId = objects[k.hop]!;
-            s += `[${linked[k.extra]![i]!.map((id) => byId.get(id)).filter((x) => x !== undefined).join(',')}]`;
+            text.add('[');
+            let first = true;
+            for (const id of linked[k.extra]![i]!) {
+              const obj = byId.get(id);
+              if (obj === undefined) continue;
+              if (!first) text.add(',');
+              text.add(obj);
+              first = false;
+            }
+            text.add(']');
           }
         }
-        out[i] = `${s}}`;
+        text.add('}');
+        text.boundary();
       }
-      return `[${out.join(',')}]`;
+      text.add(']');
+      return text.done();
     },
   };
 }
