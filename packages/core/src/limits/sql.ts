@@ -1,6 +1,14 @@
 import type { SqlStore } from '../sql/dialect';
-import { activeBlock, countUnlessBlocked, forgetOldWindows, refuse, sweepRateLimits } from '../sql/queries/rate-limits';
+import { activeBlock, countTogether, countUnlessBlocked, forgetOldWindows, refuse, sweepRateLimits, type CounterKey } from '../sql/queries/rate-limits';
 import { previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
+
+/**
+ * When the requests that reached the limiter in this turn of the event loop
+ * are counted: Node's own setImmediate, taken when the module loads (fake
+ * timers a test installs later do not hold requests back); where there is
+ * none, the end of the current run of microtasks.
+ */
+const laterThisTurn: (fn: () => void) => void = typeof setImmediate === 'function' ? setImmediate : queueMicrotask;
 
 /**
  * Counters in the database (tables `rate_counters`, `rate_blocks`), so every
@@ -17,28 +25,92 @@ import { previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, t
  * - blocked (no row came back): read the block's end, counting nothing;
  * - refused: take the counts back and block each tripped key unless a block
  *   already runs (its retry neither shortens nor extends the block).
+ *
+ * The requests that reach the limiter in one turn of the event loop (a busy
+ * client's, whose authentications came back together) are counted with one
+ * statement where they all fit: see `hitTogether`.
  */
 export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
   const previous = previousCounts();
+  const inKeyOrder = (buckets: readonly BucketHit[]) => [...buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+
+  /** One request counted on its own. */
+  async function hitOne(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
+    // Sorted keys: concurrent multi-row upserts lock rows in one order.
+    const sorted = inKeyOrder(buckets);
+    const keys = sorted.map((b) => ({ key: b.key, ...windowOf(now, b.windowMs) }));
+    const known = previous.all(keys, now);
+    const counted = await countUnlessBlocked(store.db, store.dialect, keys, now, !known);
+    if (!counted) {
+      const until = await activeBlock(store.db, sorted.map((b) => b.key), now);
+      // The block ended between the two statements: refuse for a moment rather than count twice.
+      return { admitted: false, retryAfterMs: Math.max(until - now, 1) };
+    }
+    for (const k of previous.settle(keys, counted, known, now)) await forgetOldWindows(store.db, k.key, k.prevStart);
+    const verdict = verdictOf(buckets, counted, now);
+    if (verdict.admitted) return verdict;
+    // Refused requests count nowhere.
+    const until = await refuse(store.db, keys, verdict.tripped.map((b) => ({ key: b.key, until: now + b.blockMs })), now);
+    return { admitted: false, retryAfterMs: until - now };
+  }
+
+  type Pending = { buckets: readonly BucketHit[]; now: number; resolve: (o: HitOutcome) => void; reject: (err: unknown) => void };
+
+  /**
+   * Requests that all count in the same single bucket and window, with the
+   * previous window's count settled and remembered (the steady state of one
+   * busy client on GET, whose two v3 buckets are one): when all of them fit
+   * (the count after them stays within what the bucket admits at the
+   * earliest of their instants), one statement adds them all, and each is
+   * judged on the count it would have had counted alone (the count before the
+   * statement plus its place in the batch) at its own instant. When they do
+   * not all fit, or the key is blocked, the statement counts none of them
+   * (`countTogether`: all or none, so no other request ever sees a count that
+   * is taken back) and they are counted one by one, in arrival order.
+   * Undefined when the batch is not of that kind or was not counted.
+   */
+  async function hitTogether(batch: readonly Pending[]): Promise<HitOutcome[] | undefined> {
+    const b = batch[0]!.buckets[0]!;
+    if (batch.some((p) => p.buckets.length !== 1 || p.buckets[0]!.key !== b.key || p.buckets[0]!.windowMs !== b.windowMs || p.buckets[0]!.limit !== b.limit)) return undefined;
+    let earliest = batch[0]!.now;
+    for (const p of batch) if (p.now < earliest) earliest = p.now;
+    const key: CounterKey = { key: b.key, ...windowOf(earliest, b.windowMs) };
+    const known = previous.all([key], earliest);
+    if (!known || batch.some((p) => windowOf(p.now, b.windowMs).start !== key.start)) return undefined;
+    const prev = known[0]!;
+    // judge(): admitted iff count·W + previous·resetMs ≤ limit·W, where resetMs shrinks as time passes.
+    const cap = Math.floor((b.limit * b.windowMs - prev * windowOf(earliest, b.windowMs).resetMs) / b.windowMs);
+    const n = batch.length;
+    const count = await countTogether(store.db, store.dialect, key, n, cap, earliest);
+    if (count === undefined) return undefined;
+    const outcomes = batch.map((p, i) => verdictOf(p.buckets, [{ key: b.key, count: count - n + i + 1, previous: prev }], p.now));
+    if (outcomes.some((o) => !o.admitted)) throw new Error('pmapi: a rate-limit batch counted within its cap judged a request refused');
+    // The batch opened the key's window: its older windows can go.
+    if (count === n) await forgetOldWindows(store.db, key.key, key.prevStart);
+    return outcomes as HitOutcome[];
+  }
+
+  let queue: Pending[] = [];
+  const settle = (p: Pending, outcome: Promise<HitOutcome>) => outcome.then(p.resolve, p.reject);
+  const flush = () => {
+    const batch = queue;
+    queue = [];
+    if (batch.length === 1) return void settle(batch[0]!, hitOne(batch[0]!.buckets, batch[0]!.now));
+    hitTogether(batch).then(
+      async (outcomes) => {
+        if (outcomes) return batch.forEach((p, i) => p.resolve(outcomes[i]!));
+        for (const p of batch) await settle(p, hitOne(p.buckets, p.now));
+      },
+      (err: unknown) => batch.forEach((p) => p.reject(err)),
+    );
+  };
+
   return {
-    async hit(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
-      if (buckets.length === 0) return { admitted: true, buckets: [] };
-      // Sorted keys: concurrent multi-row upserts lock rows in one order.
-      const sorted = [...buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
-      const keys = sorted.map((b) => ({ key: b.key, ...windowOf(now, b.windowMs) }));
-      const known = previous.all(keys, now);
-      const counted = await countUnlessBlocked(store.db, store.dialect, keys, now, !known);
-      if (!counted) {
-        const until = await activeBlock(store.db, sorted.map((b) => b.key), now);
-        // The block ended between the two statements: refuse for a moment rather than count twice.
-        return { admitted: false, retryAfterMs: Math.max(until - now, 1) };
-      }
-      for (const k of previous.settle(keys, counted, known, now)) await forgetOldWindows(store.db, k.key, k.prevStart);
-      const verdict = verdictOf(buckets, counted, now);
-      if (verdict.admitted) return verdict;
-      // Refused requests count nowhere.
-      const until = await refuse(store.db, keys, verdict.tripped.map((b) => ({ key: b.key, until: now + b.blockMs })), now);
-      return { admitted: false, retryAfterMs: until - now };
+    hit(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
+      if (buckets.length === 0) return Promise.resolve({ admitted: true, buckets: [] });
+      return new Promise<HitOutcome>((resolve, reject) => {
+        if (queue.push({ buckets, now, resolve, reject }) === 1) laterThisTurn(flush);
+      });
     },
 
     async sweep(now: number, keepMs: number): Promise<number> {

@@ -54,6 +54,33 @@ export async function countUnlessBlocked(db: Kysely<any>, d: DialectSupport, key
   return r.rows.map((row) => ({ key: row.key, count: Number(row.count), previous: Number(row.previous ?? 0) }));
 }
 
+/**
+ * Count `n` requests together on one key, all or none: unless the key is
+ * under an active block, add `n` to its current window's count if the sum
+ * stays within `cap`, and return the new count. Undefined: nothing was
+ * counted (blocked, or the sum would pass the cap). One statement, atomic
+ * under concurrency like the single count: no other request ever sees a count
+ * that is later taken back.
+ */
+export async function countTogether(db: Kysely<any>, d: DialectSupport, key: CounterKey, n: number, cap: number, now: number): Promise<number | undefined> {
+  // Parameters in the order the text holds them (runCached checks it), every number cast to bigint.
+  const params = [key.key, key.start, n, n, cap, key.key, now, n, n, cap];
+  const r = await runCached<{ count: unknown }>(db, d.name, 'rate:count-together', params, () => {
+    const [counters, blocks] = ['rate_counters', 'rate_blocks'];
+    const c = (column: string) => sql.ref(`${counters}.${column}`);
+    const big = (v: number) => sql`cast(${v} as bigint)`;
+    const q = sql<{ count: unknown }>`insert into ${sql.table(counters)} (key, window_start, count)
+      select ${key.key}, ${big(key.start)}, ${big(n)}
+      where ${big(n)} <= ${big(cap)}
+        and not exists (select 1 from ${sql.table(blocks)} as b where b.key = ${key.key} and b.until > ${now})
+      on conflict (key, window_start) do update set count = ${c('count')} + ${big(n)}
+      where ${c('count')} + ${big(n)} <= ${big(cap)}
+      returning count`;
+    return { compile: () => q.compile(db) };
+  });
+  return r.rows.length === 0 ? undefined : Number(r.rows[0]!.count);
+}
+
 /** The latest end of an active block on any of these keys (0: none). */
 export async function activeBlock(db: Kysely<any>, keys: readonly string[], now: number): Promise<number> {
   const rows = await db.selectFrom('rate_blocks').select('until').where('key', 'in', keys as string[]).where('until', '>', now).execute();
