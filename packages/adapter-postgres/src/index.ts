@@ -84,6 +84,42 @@ export function postgresDialectSupport(opts: { icu: boolean }): DialectSupport {
   };
 }
 
+/** The statement name of `begin`, prepared once per connection. */
+const BEGIN_STATEMENT = 'pmapi_begin';
+
+type Connection = { stream: { cork?(): void; uncork?(): void }; parsedStatements: Record<string, string>; bind(c: unknown): void; execute(c: unknown): void };
+type QueryInternals = { submit(connection: Connection): Error | null; handleCommandComplete(msg: unknown, connection: Connection): void; values?: unknown };
+
+/**
+ * A transaction's first statement with its `begin` in front, in one message
+ * train and one round trip: Bind and Execute of the prepared `begin`, then the
+ * statement's own messages and its Sync (extended protocol; Postgres runs
+ * them in order and the `begin` makes the rest an explicit transaction). The
+ * `begin`'s completion is not the statement's result. Should the statement
+ * fail, the transaction is aborted, and the rollback the caller sends ends it.
+ */
+class BeginThenQuery extends (pg.Query as unknown as new (config: pg.QueryConfig & { queryMode?: 'extended'; callback?: (err: Error | undefined, res: pg.QueryResult) => void }) => QueryInternals) {
+  private begun = false;
+  override submit(connection: Connection): Error | null {
+    if (this.values !== undefined && !Array.isArray(this.values)) return super.submit(connection);
+    connection.stream.cork?.();
+    try {
+      connection.bind({ portal: '', statement: BEGIN_STATEMENT, values: [] });
+      connection.execute({ portal: '', rows: 0 });
+      return super.submit(connection);
+    } finally {
+      connection.stream.uncork?.();
+    }
+  }
+  override handleCommandComplete(msg: unknown, connection: Connection): void {
+    if (!this.begun) {
+      this.begun = true;
+      return;
+    }
+    super.handleCommandComplete(msg, connection);
+  }
+}
+
 /**
  * kysely sends every query unnamed, so Postgres parses and plans it each
  * time. Hand it clients that name the statements the library runs again and
@@ -131,20 +167,47 @@ function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string
         // A migration by another process can invalidate a prepared `select *` ("cached plan must not change
         // result type"): that connection is then discarded instead of going back to the pool.
         let stale = false;
+        // A `begin` not sent yet: it goes with the transaction's first statement (BeginThenQuery).
+        let beginPending = false;
+        const noteStale = (err: { code?: string }) => {
+          if (err?.code === '0A000') stale = true;
+          throw err;
+        };
+        const parsed = () => (client as unknown as { connection: Connection }).connection.parsedStatements;
+        const run = (config: unknown, values?: unknown[]): Promise<unknown> => {
+          if (o.prepare && typeof config === 'string') {
+            const name = nameOf(config);
+            if (name) return client.query({ name, text: config, values }).catch(noteStale);
+          }
+          return client.query(config as string, values);
+        };
         w = {
           query(config: unknown, values?: unknown[]) {
-            if (o.prepare && typeof config === 'string') {
-              const name = nameOf(config);
-              if (name) {
-                return client.query({ name, text: config, values }).catch((err: { code?: string }) => {
-                  if (err?.code === '0A000') stale = true;
-                  throw err;
+            if (beginPending) {
+              beginPending = false;
+              // Nothing ran in the transaction: there is nothing to end.
+              if (config === 'commit' || config === 'rollback') return Promise.resolve({ command: config.toUpperCase(), rowCount: null, rows: [] });
+              if (typeof config === 'string' && parsed()[BEGIN_STATEMENT] !== undefined) {
+                const name = nameOf(config);
+                return new Promise((resolve, reject) => {
+                  client.query(new BeginThenQuery({ text: config, values, ...(name ? { name } : {}), queryMode: 'extended', callback: (err, res) => (err ? reject(err) : resolve(res)) }) as unknown as pg.Submittable);
+                }).catch((err: { code?: string }) => {
+                  // 26000: the prepared `begin` is gone from the server (a pooler reset the session): prepare it again next time.
+                  if (err?.code === '26000') delete parsed()[BEGIN_STATEMENT];
+                  return noteStale(err);
                 });
               }
+              // The first time on this connection, `begin` is prepared and run on its own; the statement waits for it.
+              return client.query({ name: BEGIN_STATEMENT, text: 'begin' }).then(() => run(config, values));
             }
-            return client.query(config as string, values);
+            if (o.prepare && config === 'begin') {
+              beginPending = true;
+              return Promise.resolve({ command: 'BEGIN', rowCount: null, rows: [] });
+            }
+            return run(config, values);
           },
           release(err?: Error | boolean) {
+            beginPending = false;
             const fault = err ?? (stale ? new Error('pmapi: prepared statements invalidated by a schema change') : undefined);
             if (!o.searchPath || fault) {
               client.release(fault);
