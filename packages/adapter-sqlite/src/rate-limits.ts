@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
-import { previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
+import { inKeyOrder, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
 import { checkTablePrefix, tableNames } from './table-prefix';
 
 export interface SqliteRateLimitStoreOptions {
@@ -85,7 +85,6 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
 
   // Previous windows' counts, once settled, come from this process's memo: counting is then a plain upsert.
   const previous = previousCounts();
-  const inKeyOrder = (buckets: readonly BucketHit[]) => [...buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
   /** The counting statement's parameters: `by`, each key's window, the keys again, the instant blocks are judged at. */
   const countParams = (by: number, keys: ReadonlyArray<{ key: string; start: number }>, now: number): unknown[] => {
     const params: unknown[] = [by];

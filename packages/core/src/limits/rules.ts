@@ -96,6 +96,16 @@ export function judge(b: BucketHit, current: number, previous: number, now: numb
   return { admitted: slack >= 0, limit: b.limit, remaining: Math.max(0, Math.floor(slack / b.windowMs)), resetMs };
 }
 
+/** The highest current-window count (this request included) that {@link judge} admits at `now`, given the previous window's count. */
+export function highestAdmitted(b: BucketHit, previous: number, now: number): number {
+  return Math.floor((b.limit * b.windowMs - previous * windowOf(now, b.windowMs).resetMs) / b.windowMs);
+}
+
+/** Buckets in key order: the order every store locks counter rows in, so concurrent multi-row counts cannot deadlock. */
+export function inKeyOrder<B extends { key: string }>(buckets: readonly B[]): B[] {
+  return [...buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+}
+
 /**
  * What counted requests come to, for the database stores (limits/sql.ts and
  * the SQLite side-file store): each bucket judged on the count its statement
@@ -112,7 +122,7 @@ export function verdictOf(
     return { b, ...judge(b, c?.count ?? 1, c?.previous ?? 0, now) };
   });
   // Tripped keys in key order, the order every store locks rows in.
-  const tripped = verdicts.filter((v) => !v.admitted).map((v) => v.b).sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+  const tripped = inKeyOrder(verdicts.filter((v) => !v.admitted).map((v) => v.b));
   if (tripped.length) return { admitted: false, tripped };
   return { admitted: true, buckets: verdicts.map(({ limit, remaining, resetMs }) => ({ limit, remaining, resetMs })) };
 }

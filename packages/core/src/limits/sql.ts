@@ -1,6 +1,6 @@
 import type { SqlStore } from '../sql/dialect';
 import { activeBlock, countTogether, countUnlessBlocked, forgetOldWindows, refuse, sweepRateLimits, type CounterKey } from '../sql/queries/rate-limits';
-import { previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
+import { highestAdmitted, inKeyOrder, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
 
 /**
  * When the requests that reached the limiter in this turn of the event loop
@@ -32,7 +32,6 @@ const laterThisTurn: (fn: () => void) => void = typeof setImmediate === 'functio
  */
 export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
   const previous = previousCounts();
-  const inKeyOrder = (buckets: readonly BucketHit[]) => [...buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
 
   /** One request counted on its own. */
   async function hitOne(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
@@ -78,8 +77,8 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
     const known = previous.all([key], earliest);
     if (!known || batch.some((p) => windowOf(p.now, b.windowMs).start !== key.start)) return undefined;
     const prev = known[0]!;
-    // judge(): admitted iff count·W + previous·resetMs ≤ limit·W, where resetMs shrinks as time passes.
-    const cap = Math.floor((b.limit * b.windowMs - prev * windowOf(earliest, b.windowMs).resetMs) / b.windowMs);
+    // What the bucket admits only grows as time passes: at the earliest instant it admits every one of them.
+    const cap = highestAdmitted(b, prev, earliest);
     const n = batch.length;
     const count = await countTogether(store.db, store.dialect, key, n, cap, earliest);
     if (count === undefined) return undefined;
