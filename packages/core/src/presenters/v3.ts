@@ -33,12 +33,16 @@ export interface Page<T = unknown> {
  */
 export function v3Page(p: Page): OpResult {
   if (p.json !== undefined) {
-    // The same bytes JSON.stringify prints for the object below, around the prebuilt array (kept in its pieces).
+    // The same bytes JSON.stringify prints for the object below, around the prebuilt array: one string for a
+    // page of one piece (most pages), else the array's pieces with the envelope joined to the first and last.
     let tail = '';
     if (p.total !== undefined) tail += `,"total":${p.total}`;
     tail += `,"limit":${p.limit},"hasMore":${p.hasMore}`;
     if (p.nextCursor !== undefined) tail += `,"nextCursor":${JSON.stringify(p.nextCursor)}`;
-    return { status: 200, text: ['{"data":', ...p.json, `${tail}}`] };
+    const parts = p.json;
+    const last = parts.length - 1;
+    if (last === 0) return { status: 200, text: `{"data":${parts[0]}${tail}}` };
+    return { status: 200, text: [`{"data":${parts[0]}`, ...parts.slice(1, last), `${parts[last]}${tail}}`] };
   }
   const body: Record<string, unknown> = { data: p.data };
   if (p.total !== undefined) body.total = p.total;
