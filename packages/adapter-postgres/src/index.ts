@@ -54,9 +54,15 @@ export function postgresDialectSupport(opts: { icu: boolean }): DialectSupport {
     jsonFromRows: true,
     // As text, so the driver does not parse what is printed as it comes: array_to_json writes `["a","b"]`,
     // the bytes JSON.stringify writes (json_agg's text has a space after each comma). The ids come in the
-    // index's order (links_parent_order), so the array needs no sort.
+    // index's order (links_parent), so the array needs no sort.
     linkIds: (kind, parentId) =>
       sql`array_to_json(array(select l.related_id from links as l where l.kind = ${sql.lit(kind)} and l.parent_id = ${sql.ref(parentId)} order by l.created_at, l.related_id))::text`,
+    // A row's relations together: one index range (links_parent) per row instead of one subquery per relation,
+    // which measured about half the server's work for a 50-row page of tasks (five relations).
+    allLinkIds: (kinds, parentId) =>
+      sql`array_to_json(array(select l.kind || ' ' || l.related_id from links as l where l.parent_id = ${sql.ref(parentId)} and l.kind in (${sql.join(kinds.map((k) => sql.lit(k)))}) order by l.kind, l.created_at, l.related_id))::text`,
+    // pmapi's statements read timestamptz as ISO text (instantText below).
+    isoInstants: true,
     // Unicode lower case through ICU when the server has it (lower() under "C" folds ASCII only).
     fold: (e: Expression<unknown>) => (opts.icu ? sql<string>`lower(${e} collate "und-x-icu")` : sql<string>`lower(${e})`),
     capabilities: { forUpdate: true, multiProcess: true, writableCte: true, unloggedTables: true },
@@ -83,6 +89,30 @@ export function postgresDialectSupport(opts: { icu: boolean }): DialectSupport {
     },
   };
 }
+
+const defaultInstant = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text');
+/** timestamptz text in UTC as the server prints it: date, time, up to six fraction digits, `+00`. */
+const UTC_TEXT = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00$/;
+
+/**
+ * A timestamptz value as ISO 8601 text with milliseconds, the wire format:
+ * `2026-01-02 03:04:05.6+00` becomes `2026-01-02T03:04:05.600Z`, by moving
+ * characters (the fraction cut to milliseconds, as a Date would). Anything
+ * else (another offset, a year past 9999, BC, infinity) is parsed as the
+ * driver does. Saves a Date per instant read and another per instant printed.
+ */
+export function instantText(text: string): unknown {
+  const m = UTC_TEXT.exec(text);
+  if (m === null) return defaultInstant(text);
+  const f = m[3];
+  return `${m[1]}T${m[2]}.${f === undefined ? '000' : f.length >= 3 ? f.slice(0, 3) : f.padEnd(3, '0')}Z`;
+}
+
+/** The type parsers of pmapi's own statements: the driver's, with timestamptz as {@link instantText}. */
+const PMAPI_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary' ? instantText : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
 
 /** The statement name of `begin`, prepared once per connection. */
 const BEGIN_STATEMENT = 'pmapi_begin';
@@ -177,9 +207,9 @@ function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string
         const run = (config: unknown, values?: unknown[]): Promise<unknown> => {
           if (o.prepare && typeof config === 'string') {
             const name = nameOf(config);
-            if (name) return client.query({ name, text: config, values }).catch(noteStale);
+            if (name) return client.query({ name, text: config, values, types: PMAPI_TYPES }).catch(noteStale);
           }
-          return client.query(config as string, values);
+          return typeof config === 'string' ? client.query({ text: config, values, types: PMAPI_TYPES }) : client.query(config as string, values);
         };
         w = {
           query(config: unknown, values?: unknown[]) {
@@ -190,7 +220,7 @@ function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string
               if (typeof config === 'string' && parsed()[BEGIN_STATEMENT] !== undefined) {
                 const name = nameOf(config);
                 return new Promise((resolve, reject) => {
-                  client.query(new BeginThenQuery({ text: config, values, ...(name ? { name } : {}), queryMode: 'extended', callback: (err, res) => (err ? reject(err) : resolve(res)) }) as unknown as pg.Submittable);
+                  client.query(new BeginThenQuery({ text: config, values, ...(name ? { name } : {}), types: PMAPI_TYPES, queryMode: 'extended', callback: (err, res) => (err ? reject(err) : resolve(res)) }) as unknown as pg.Submittable);
                 }).catch((err: { code?: string }) => {
                   // 26000: the prepared `begin` is gone from the server (a pooler reset the session): prepare it again next time.
                   if (err?.code === '26000') delete parsed()[BEGIN_STATEMENT];

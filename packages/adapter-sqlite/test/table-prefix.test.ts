@@ -146,7 +146,9 @@ describe('openSqliteStore({ tablePrefix }): beside the host tables in the host f
     // Every object pmapi created carries the prefix; the host's are as they were.
     const created = pmapiObjects(file, before);
     expect(created.filter((o) => !carriesPrefix(o, 'pm_'))).toEqual([]);
-    expect(created.map((o) => o.name)).toEqual(expect.arrayContaining(['pm_tasks', 'pm_links', 'pm_outbox', 'pm_pmapi_migrations', 'pm_pmapi_migrations_lock', 'pm_links_parent_order', 'pm_tasks_overdue_scan']));
+    expect(created.map((o) => o.name)).toEqual(expect.arrayContaining(['pm_tasks', 'pm_links', 'pm_outbox', 'pm_pmapi_migrations', 'pm_pmapi_migrations_lock', 'pm_links_parent', 'pm_tasks_overdue_scan']));
+    // Migration 0031 drops pmapi's links_parent_order: its own (prefixed), never the host's index of that name.
+    expect(created.map((o) => o.name)).not.toContain('pm_links_parent_order');
     expect(hostSnapshot(file, 'pm_')).toEqual(before);
 
     // The unprefixed store still works on its own tables.

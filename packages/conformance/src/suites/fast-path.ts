@@ -82,6 +82,16 @@ export function fastPathSuite(factory: StoreFactory): void {
       expect(linked.labels).toEqual([...sameInstant, first]);
       expect(linked.assignees).toEqual([h.a.owner.id, h.a.regular.id].sort());
       expect(data.find((x) => x.name === 'bare').labels).toEqual([]);
+      // One task read and a write's answer show the same arrays: where the store reads a row's relations
+      // with one subquery (Postgres, allLinkIds), each relation's ids are split out of it in link order.
+      const one = await h.get(`/tasks/${t.body.id}`);
+      const patched = await h.patch(`/tasks/${t.body.id}`, { name: 'linked, renamed' });
+      const expanded = await h.get(`/tasks?projectId=${p.id}&expand=assignees`);
+      for (const shown of [one.body, patched.body, expanded.body.data.find((x: any) => x.id === t.body.id)]) {
+        expect(shown.labels).toEqual([...sameInstant, first]);
+        expect(shown.assignees.map((a: any) => (typeof a === 'string' ? a : a.id))).toEqual([h.a.owner.id, h.a.regular.id].sort());
+        expect(shown.subscribers).toEqual(linked.subscribers);
+      }
     });
 
     it('expand (one and many hops, with field selections, for each role): the same bytes as the rows path, one query per hop', async () => {

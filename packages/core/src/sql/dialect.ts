@@ -31,6 +31,21 @@ export interface DialectSupport {
    */
   linkIds(kind: string, parentId: string): RawBuilder<unknown>;
   /**
+   * Optional: all of a row's links of these kinds as one scalar subquery, for
+   * a store where one subquery per relation costs the database more than
+   * splitting their ids apart here: a JSON array (text or parsed) of
+   * `"<kind> <related id>"` strings, each kind's in link order. Where given,
+   * a read of rows with their relations selects this one column instead of
+   * one `linkIds` per relation.
+   */
+  allLinkIds?(kinds: readonly string[], parentId: string): RawBuilder<unknown>;
+  /**
+   * The driver hands instants over as ISO 8601 UTC text with milliseconds
+   * (`2026-01-02T03:04:05.678Z`, what `Date.prototype.toISOString` prints)
+   * wherever it can: a printer of rows copies such a value as it is.
+   */
+  isoInstants?: boolean;
+  /**
    * Where there is no `jsonObject`: print each row's response JSON straight
    * from the driver's row (no record and no response object in between),
    * the same bytes the rows path gives. Off, pages are built from records.

@@ -34,6 +34,28 @@ function hasLinks(res: Resource): boolean {
   return linkSpecs(res).length > 0;
 }
 
+/** The column a `links` read selects all of a row's relation ids under where the dialect reads them together (`allLinkIds`). */
+const ALL_LINKS = '__links';
+
+/** A row's relation ids by link kind, from the column(s) a `links` read selected: one per relation, or all together. */
+function linksByKind(res: Resource, row: Record<string, unknown>, together: boolean): Record<string, string[]> {
+  const byKind: Record<string, string[]> = {};
+  for (const l of linkSpecs(res)) {
+    const v = together ? undefined : row[l.alias];
+    byKind[l.kind] = (typeof v === 'string' ? JSON.parse(v) : v ?? []) as string[];
+  }
+  if (together) {
+    const v = row[ALL_LINKS];
+    if (v === '[]') return byKind;
+    // "<kind> <related id>": a kind never holds a space, so the first one ends it.
+    for (const s of (typeof v === 'string' ? JSON.parse(v) : v ?? []) as string[]) {
+      const at = s.indexOf(' ');
+      byKind[s.slice(0, at)]?.push(s.slice(at + 1));
+    }
+  }
+  return byKind;
+}
+
 /** The column a `links` read selects a relation's ids under. */
 function linkAlias(res: Resource, kind: string): string {
   const spec = linkSpecs(res).find((l) => l.kind === kind);
@@ -47,25 +69,43 @@ function linkAlias(res: Resource, kind: string): string {
  * the rows path (instants as ISO 8601), with no object built on the way.
  */
 function rowPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSupport): (row: Record<string, unknown>) => string {
-  const parts = fields.map((f, i) => {
+  const together = !!d.allLinkIds && fields.some((f) => f.links !== undefined);
+  type Part = (row: Record<string, unknown>, links: Record<string, string[]> | undefined) => string;
+  const parts = fields.map((f, i): Part => {
     const key = `${i === 0 ? '{' : ','}${JSON.stringify(f.name)}:`;
     if (f.links !== undefined) {
+      if (together) {
+        const kind = f.links;
+        linkAlias(res, kind);
+        return (_row, links) => {
+          const ids = links![kind]!;
+          return key + (ids.length === 0 ? '[]' : JSON.stringify(ids));
+        };
+      }
       const alias = linkAlias(res, f.links);
-      return (row: Record<string, unknown>) => {
+      return (row) => {
         const v = row[alias];
         return key + (typeof v === 'string' ? v : JSON.stringify(v ?? []));
       };
     }
     const { column, kind } = f;
-    if (kind === 'text') return (row: Record<string, unknown>) => key + (row[column] == null ? 'null' : JSON.stringify(row[column]));
-    if (kind === 'timestamp') return (row: Record<string, unknown>) => key + (row[column] == null ? 'null' : `"${iso(d.decode(kind, row[column]) as number)}"`);
-    return (row: Record<string, unknown>) => key + (row[column] == null ? 'null' : JSON.stringify(d.decode(kind, row[column])) ?? 'null');
+    if (kind === 'text') return (row) => key + (row[column] == null ? 'null' : JSON.stringify(row[column]));
+    if (kind === 'timestamp') {
+      // Text the driver already made ISO 8601 (isoInstants) is copied; anything else is decoded and printed.
+      const asText = !!d.isoInstants;
+      return (row) => {
+        const v = row[column];
+        return key + (v == null ? 'null' : asText && typeof v === 'string' ? `"${v}"` : `"${iso(d.decode(kind, v) as number)}"`);
+      };
+    }
+    return (row) => key + (row[column] == null ? 'null' : JSON.stringify(d.decode(kind, row[column])) ?? 'null');
   });
   // Joined, not concatenated: a flat string, where += would leave a rope the socket write must flatten.
   const n = parts.length;
   return (row) => {
+    const links = together ? linksByKind(res, row, true) : undefined;
     const out = new Array<string>(n + 1);
-    for (let i = 0; i < n; i++) out[i] = parts[i]!(row);
+    for (let i = 0; i < n; i++) out[i] = parts[i]!(row, links);
     out[n] = '}';
     return out.join('');
   };
@@ -208,19 +248,15 @@ export class Repo {
 
   /** The relation id subqueries of {@link withLinks}, aliased as {@link linkSpecs} names them (a select list or a RETURNING list). */
   private linkColumns(res: Resource) {
-    return linkSpecs(res).map((l) => this.dialect.linkIds(l.kind, `${res.table}.id`).as(l.alias));
+    const specs = linkSpecs(res);
+    const d = this.dialect;
+    if (d.allLinkIds) return [d.allLinkIds(specs.map((l) => l.kind), `${res.table}.id`).as(ALL_LINKS)];
+    return specs.map((l) => d.linkIds(l.kind, `${res.table}.id`).as(l.alias));
   }
 
   private decodeLinked(res: Resource, row: Record<string, unknown>, links: boolean): Rec {
     const rec = this.decode(res, row);
-    if (links) {
-      const byKind: Record<string, string[]> = {};
-      for (const l of linkSpecs(res)) {
-        const v = row[l.alias];
-        byKind[l.kind] = (typeof v === 'string' ? JSON.parse(v) : v ?? []) as string[];
-      }
-      (rec as Record<string, unknown>)[LINKS] = byKind;
-    }
+    if (links) (rec as Record<string, unknown>)[LINKS] = linksByKind(res, row, !!this.dialect.allLinkIds);
     return rec;
   }
 
@@ -342,8 +378,16 @@ export class Repo {
     if (json.print) {
       // Rows as the rows path reads them (the same statement), printed here.
       const rows = await this.rowsPage(plan, teamId, take, hasLinks(res));
-      const pick = extras.map((x) => ('links' in x ? linkAlias(res, x.links) : x.column));
-      return rows.map((r) => ({ id: r.id as string, sort: decodeSort(r[column]), json: json.print!(r), ...(extras.length ? { extra: pick.map((c) => r[c]) } : {}) }));
+      const together = !!this.dialect.allLinkIds && extras.some((x) => 'links' in x);
+      const pick = extras.map((x): ((r: Record<string, unknown>, links?: Record<string, string[]>) => unknown) => {
+        if (!('links' in x)) return (r) => r[x.column];
+        const alias = linkAlias(res, x.links);
+        return together ? (_r, links) => JSON.stringify(links![x.links]) : (r) => r[alias];
+      });
+      return rows.map((r) => {
+        const links = together ? linksByKind(res, r, true) : undefined;
+        return { id: r.id as string, sort: decodeSort(r[column]), json: json.print!(r), ...(extras.length ? { extra: pick.map((p) => p(r, links)) } : {}) };
+      });
     }
     const table = res.table;
     const extraKey = extras.map((x) => ('links' in x ? `l:${x.links}` : `c:${x.column}`)).join(',');

@@ -30,6 +30,7 @@ import { presenceEventMembers } from './0027-presence-event-members';
 import { memberlessHumanActors } from './0028-memberless-human-actors';
 import { oauthFamilyMacros } from './0029-oauth-family-macros';
 import { unnamedTokens } from './0030-unnamed-tokens';
+import { linksByParent } from './0031-links-by-parent';
 
 export { tableOf, createTable, type Cols } from './table';
 export { backfillDiscussionChats } from './0019-discussion-chats';
@@ -79,6 +80,7 @@ export function migrations(d: DialectSupport): Record<string, Migration> {
     '0028_memberless_human_actors': memberlessHumanActors(d),
     '0029_oauth_family_macros': oauthFamilyMacros(d),
     '0030_unnamed_tokens': unnamedTokens(),
+    '0031_links_by_parent': linksByParent(),
   };
 }
 
