@@ -64,8 +64,8 @@ describe.skipIf(!url)('[postgres] instants read by pmapi', () => {
     const { token } = await api.admin.issueToken(ws.ownerMemberId, { scopes: ['read', 'write'] });
     const call = (method: string, path: string, body?: unknown) =>
       api.handle({ method, url: `/api/v3${path}`, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
-    const project = JSON.parse((await call('POST', '/projects', { name: 'P' })).body);
-    const task = JSON.parse((await call('POST', '/tasks', { projectId: project.id, name: 'T' })).body);
+    const project = JSON.parse(String((await call('POST', '/projects', { name: 'P' })).body));
+    const task = JSON.parse(String((await call('POST', '/tasks', { projectId: project.id, name: 'T' })).body));
     expect(task.createdAt).toBe('2026-03-04T05:06:07.890Z');
     // A host's pool whose connections talk in India's time (+05:30): the server prints local times.
     const kolkata = new pg.Pool({ connectionString: url!, max: 1, options: '-c TimeZone=Asia/Kolkata' });
@@ -75,8 +75,9 @@ describe.skipIf(!url)('[postgres] instants read by pmapi', () => {
       expect(rows[0]!.zone).toBe('Asia/Kolkata');
       expect(rows[0]!.t).toBeInstanceOf(Date);
       const api2 = await createPmapi({ store: fresh, clock, rateLimiter: false });
-      const got = JSON.parse((await api2.handle({ method: 'GET', url: `/api/v3/tasks/${task.id}`, headers: { authorization: `Bearer ${token}` } })).body);
-      const list = JSON.parse((await api2.handle({ method: 'GET', url: `/api/v3/tasks?projectId=${project.id}`, headers: { authorization: `Bearer ${token}` } })).body);
+      const read = async (path: string) => JSON.parse(String((await api2.handle({ method: 'GET', url: `/api/v3${path}`, headers: { authorization: `Bearer ${token}` } })).body));
+      const got = await read(`/tasks/${task.id}`);
+      const list = await read(`/tasks?projectId=${project.id}`);
       expect(got.createdAt).toBe('2026-03-04T05:06:07.890Z');
       expect(list.data[0].createdAt).toBe('2026-03-04T05:06:07.890Z');
       await api2.close();
