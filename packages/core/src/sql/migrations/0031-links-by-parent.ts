@@ -11,8 +11,9 @@ import type { Migration } from 'kysely';
 export function linksByParent(): Migration {
   return {
     async up(db) {
-      await db.schema.createIndex('links_parent').on('links').columns(['parent_id', 'kind', 'created_at', 'related_id']).execute();
-      await db.schema.dropIndex('links_parent_order').execute();
+      // Both only where needed: applied again (a database that forgot it), it changes nothing.
+      await db.schema.createIndex('links_parent').ifNotExists().on('links').columns(['parent_id', 'kind', 'created_at', 'related_id']).execute();
+      await db.schema.dropIndex('links_parent_order').ifExists().execute();
     },
   };
 }
