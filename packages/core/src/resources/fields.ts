@@ -52,6 +52,15 @@ export interface FieldDef<T = unknown> {
    * refuses such a row as missing (404 resource_not_found naming the field).
    */
   reachesUnlisted?: true;
+  /**
+   * The resource's own hooks lock the referenced row before every write that
+   * sets the field commits (a task's create and move bump the project's task
+   * counter, which locks the project row and fails on a row that is gone):
+   * the reference check reads the row without its key-share lock. Under many
+   * concurrent writes naming one row, that lock costs the database a shared
+   * lock record (a MultiXact) per write.
+   */
+  lockedByWrite?: true;
   /** Column name; derived (snake_case) by defineResource when omitted. */
   column?: string;
   /** Older names accepted in create and update bodies (spec rule 13). */
@@ -144,8 +153,11 @@ export const f = {
     return make('timestamp', z.iso.datetime({ offset: true, message: 'must be an ISO 8601 timestamp' }), o);
   },
   /** An id of another resource in the same workspace. */
-  ref<O extends Opts & { onDelete?: 'cascade'; filter?: false; reachesUnlisted?: true }>(target: string, o: O = {} as O): FieldDef<Nullable<string, O>> {
-    return make('text', ID, o, { ref: target, ...(o.onDelete ? { onDelete: o.onDelete } : {}), ...(o.filter === false ? { filter: false as const } : {}), ...(o.reachesUnlisted ? { reachesUnlisted: true as const } : {}) });
+  ref<O extends Opts & { onDelete?: 'cascade'; filter?: false; reachesUnlisted?: true; lockedByWrite?: true }>(target: string, o: O = {} as O): FieldDef<Nullable<string, O>> {
+    return make('text', ID, o, {
+      ref: target, ...(o.onDelete ? { onDelete: o.onDelete } : {}), ...(o.filter === false ? { filter: false as const } : {}),
+      ...(o.reachesUnlisted ? { reachesUnlisted: true as const } : {}), ...(o.lockedByWrite ? { lockedByWrite: true as const } : {}),
+    });
   },
   /** An id of a row of the resource named by the field `typeField` (a polymorphic reference; see {@link FieldDef.refTypeField}). */
   refAny<O extends Opts & { onDelete?: 'cascade' }>(typeField: string, o: O = {} as O): FieldDef<Nullable<string, O>> {

@@ -20,7 +20,8 @@ export const taskResource = defineResource({
   path: 'tasks',
   fields: {
     name: f.string({ trim: true, min: 1, max: 1024, required: true }),
-    projectId: f.ref('project'),
+    // nextNiceId bumps the project's counter in every create and move: that locks the project row.
+    projectId: f.ref('project', { lockedByWrite: true }),
     description: f.string({ max: 1_000_000, nullable: true }),
     archived: f.boolean(),
     archivedAt: f.readOnly('timestamp', { nullable: true }),

@@ -60,8 +60,9 @@ export async function checkRefs(ctx: WriteContext, res: Resource, values: Record
     if (def?.ref && typeof v === 'string') {
       const target = ctx.registry.get(def.ref);
       // A reference into a project the caller cannot open is refused like a direct access.
-      // Key-share locked: a concurrent delete of the target waits, then sees (and cascades or clears) this reference.
-      const rec = await ctx.mustGet(target, v, key, { lock: 'share' });
+      // Key-share locked: a concurrent delete of the target waits, then sees (and cascades or clears) this reference
+      // (unless the write's own hooks lock the row before it commits: `lockedByWrite`).
+      const rec = await ctx.mustGet(target, v, key, def.lockedByWrite ? {} : { lock: 'share' });
       // A row its routes never serve (`unlisted`) is missing to a reference too, unless the field declares `reachesUnlisted`.
       if (unlisted(target, rec) && !def.reachesUnlisted) throw notFound(target.name, v, key);
       await ctx.access.assertRecord(target, rec);
