@@ -1,6 +1,7 @@
 // pnpm --filter @pmapi/bench profile -- CASE [--pg] [--raw] [--seconds N]: one case of the bench under a
 // CPU profile of the pmapi server (node --cpu-prof), then the functions with the most self time and the
 // pmapi/kysely/driver frames with the most total time. Where a case misses its target, this shows why.
+// KEEP=1 keeps the .cpuprofile and prints its folder.
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,5 +57,5 @@ const top = (m, k) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([l, t]
 console.log(`\nself time (top 30)\n${top(selfBy, 30)}`);
 const ours = new Map([...totalBy].filter(([l]) => !/^\((root|program|idle|garbage collector)\)/.test(l) && !/ node:|^(processTicksAndRejections|runMicrotasks|emit|listOnTimeout|processTimers) /.test(l)));
 console.log(`\ntotal time by function, self and callees (top 45)\n${top(ours, 45)}`);
-rmSync(profDir, { recursive: true, force: true });
+if (!process.env.KEEP) rmSync(profDir, { recursive: true, force: true }); else console.log(profDir);
 await target.close();
