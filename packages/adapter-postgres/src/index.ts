@@ -194,6 +194,10 @@ function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string
       }
       let w = wrappers.get(client);
       if (!w) {
+        // pmapi's type parsers: set on the connection where the pool is pmapi's own (a statement sent as a plain
+        // string then needs no config object), given with each statement on a host's connection (its queries keep its own).
+        const types = o.ownsPool ? undefined : PMAPI_TYPES;
+        if (o.ownsPool) (client as unknown as { setTypeParser(oid: number, format: 'text', parse: (s: string) => unknown): void }).setTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text', instantText);
         // A migration by another process can invalidate a prepared `select *` ("cached plan must not change
         // result type"): that connection is then discarded instead of going back to the pool.
         let stale = false;
@@ -207,9 +211,9 @@ function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string
         const run = (config: unknown, values?: unknown[]): Promise<unknown> => {
           if (o.prepare && typeof config === 'string') {
             const name = nameOf(config);
-            if (name) return client.query({ name, text: config, values, types: PMAPI_TYPES }).catch(noteStale);
+            if (name) return client.query({ name, text: config, values, ...(types ? { types } : {}) }).catch(noteStale);
           }
-          return typeof config === 'string' ? client.query({ text: config, values, types: PMAPI_TYPES }) : client.query(config as string, values);
+          return types && typeof config === 'string' ? client.query({ text: config, values, types }) : client.query(config as string, values);
         };
         w = {
           query(config: unknown, values?: unknown[]) {
@@ -220,7 +224,7 @@ function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string
               if (typeof config === 'string' && parsed()[BEGIN_STATEMENT] !== undefined) {
                 const name = nameOf(config);
                 return new Promise((resolve, reject) => {
-                  client.query(new BeginThenQuery({ text: config, values, ...(name ? { name } : {}), types: PMAPI_TYPES, queryMode: 'extended', callback: (err, res) => (err ? reject(err) : resolve(res)) }) as unknown as pg.Submittable);
+                  client.query(new BeginThenQuery({ text: config, values, ...(name ? { name } : {}), ...(types ? { types } : {}), queryMode: 'extended', callback: (err, res) => (err ? reject(err) : resolve(res)) }) as unknown as pg.Submittable);
                 }).catch((err: { code?: string }) => {
                   // 26000: the prepared `begin` is gone from the server (a pooler reset the session): prepare it again next time.
                   if (err?.code === '26000') delete parsed()[BEGIN_STATEMENT];

@@ -57,6 +57,22 @@ describe.skipIf(!url)('[postgres] instants read by pmapi', () => {
     expect(rows.map((r) => r.t)).toEqual(ms.map((m) => new Date(m).toISOString()));
   });
 
+  it("on a host's pool: pmapi's statements read ISO text, the host's own queries on the same connections keep the driver's Dates", async () => {
+    const host = new pg.Pool({ connectionString: url!, max: 1, options: '-c TimeZone=UTC' });
+    const hosted = await openPostgresStore({ pool: host, schema });
+    try {
+      const at = "select '2026-05-06 07:08:09.1+00'::timestamptz as t";
+      const mine = await sql<{ t: unknown }>`select '2026-05-06 07:08:09.1+00'::timestamptz as t`.execute(hosted.db);
+      expect(mine.rows[0]!.t).toBe('2026-05-06T07:08:09.100Z');
+      const theirs = (await host.query(at)).rows[0].t;
+      expect(theirs).toBeInstanceOf(Date);
+      expect((theirs as Date).toISOString()).toBe('2026-05-06T07:08:09.100Z');
+    } finally {
+      await hosted.close();
+      await host.end();
+    }
+  });
+
   it('with the session in another time zone, come back as the driver parses them, and the API answers the same instants', async () => {
     const clock = fakeClock('2026-03-04T05:06:07.890Z');
     const api = await createPmapi({ store, clock, rateLimiter: false });

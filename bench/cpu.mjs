@@ -1,0 +1,51 @@
+// node cpu.mjs CASE [--pg] [--runs N]: the server's CPU and the database's CPU per request, pmapi beside the
+// raw handler, for one case of the matrix (matrix.mjs) at 10 connections; runs alternate (raw, pmapi, raw, …).
+// The server's from its /proc stat (user + system), Postgres's summed over every postgres process (SQLite
+// works inside the server). Throughput compares what a request costs; this shows on which side the cost is.
+import { readFileSync, readdirSync } from 'node:fs';
+const { caseList, openTarget, loadOnce, startServer, pinLoad } = await import('./matrix.mjs');
+
+const args = process.argv.slice(2).filter((a) => a !== '--');
+const PG = args.includes('--pg');
+const runsAt = args.indexOf('--runs');
+const RUNS = runsAt >= 0 ? Number(args[runsAt + 1]) : 2;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const name = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--runs') ?? 'post';
+pinLoad();
+const target = await openTarget({ pg: PG, tasks: Number(process.env.BENCH_TASKS ?? 20000) });
+const c = caseList(target.seed).find((x) => x.name === name);
+if (!c?.variants.raw) throw new Error(`no case ${name} with a raw variant; cases: ${caseList(target.seed).filter((x) => x.variants.raw).map((x) => x.name).join(', ')}`);
+/** CPU ticks (1/100 s) a process has used. */
+const ticks = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(f[11]) + Number(f[12]);
+};
+const postgresTicks = () => {
+  let t = 0;
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (readFileSync(`/proc/${p}/stat`, 'utf8').includes('(postgres)')) t += ticks(p);
+    } catch {}
+  }
+  return t;
+};
+console.log(`${name} on ${PG ? 'Postgres' : 'SQLite'}, ${SECONDS} s runs at 10 connections`);
+for (let r = 0; r < RUNS; r++) {
+  for (const kind of ['raw', 'pmapi']) {
+    const srv = await startServer(kind, target.url, {});
+    try {
+      const v = c.variants[kind];
+      await loadOnce(srv.url, v, { seconds: 1, connections: 10 });
+      const a = ticks(srv.child.pid);
+      const p = PG ? postgresTicks() : 0;
+      const res = await loadOnce(srv.url, v, { seconds: SECONDS, connections: 10 });
+      const n = res.rps * SECONDS;
+      const db = PG ? `  Postgres ${(((postgresTicks() - p) * 10000) / n).toFixed(0)} µs/request` : '';
+      console.log(`${kind.padEnd(6)} ${res.rps.toFixed(0).padStart(6)} req/s  server ${(((ticks(srv.child.pid) - a) * 10000) / n).toFixed(0)} µs/request${db}  (${res.non2xx} not 2xx)`);
+    } finally {
+      await srv.stop();
+    }
+  }
+}
+await target.close();
