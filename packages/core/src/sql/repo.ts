@@ -37,21 +37,19 @@ function hasLinks(res: Resource): boolean {
 /** The column a `links` read selects all of a row's relation ids under where the dialect reads them together (`allLinkIds`). */
 const ALL_LINKS = '__links';
 
+/** Ids as a links column holds them: JSON text, or already parsed. */
+const idsOf = (v: unknown): string[] => (typeof v === 'string' ? JSON.parse(v) : v ?? []) as string[];
+
 /** A row's relation ids by link kind, from the column(s) a `links` read selected: one per relation, or all together. */
 function linksByKind(res: Resource, row: Record<string, unknown>, together: boolean): Record<string, string[]> {
   const byKind: Record<string, string[]> = {};
-  for (const l of linkSpecs(res)) {
-    const v = together ? undefined : row[l.alias];
-    byKind[l.kind] = (typeof v === 'string' ? JSON.parse(v) : v ?? []) as string[];
-  }
-  if (together) {
-    const v = row[ALL_LINKS];
-    if (v === '[]') return byKind;
-    // "<kind> <related id>": a kind never holds a space, so the first one ends it.
-    for (const s of (typeof v === 'string' ? JSON.parse(v) : v ?? []) as string[]) {
-      const at = s.indexOf(' ');
-      byKind[s.slice(0, at)]?.push(s.slice(at + 1));
-    }
+  for (const l of linkSpecs(res)) byKind[l.kind] = together ? [] : idsOf(row[l.alias]);
+  const all = together ? row[ALL_LINKS] : '[]';
+  if (all === '[]') return byKind;
+  // "<kind> <related id>", each kind's in link order: a kind never holds a space, so the first one ends it.
+  for (const s of idsOf(all)) {
+    const at = s.indexOf(' ');
+    byKind[s.slice(0, at)]?.push(s.slice(at + 1));
   }
   return byKind;
 }
@@ -76,7 +74,7 @@ function rowPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSupp
     if (f.links !== undefined) {
       if (together) {
         const kind = f.links;
-        linkAlias(res, kind);
+        linkAlias(res, kind); // throws for a relation the resource does not have, as below
         return (_row, links) => {
           const ids = links![kind]!;
           return key + (ids.length === 0 ? '[]' : JSON.stringify(ids));
