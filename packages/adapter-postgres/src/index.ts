@@ -118,7 +118,61 @@ const PMAPI_TYPES = {
 const BEGIN_STATEMENT = 'pmapi_begin';
 
 type Connection = { stream: { cork?(): void; uncork?(): void }; parsedStatements: Record<string, string>; bind(c: unknown): void; execute(c: unknown): void };
-type QueryInternals = { submit(connection: Connection): Error | null; handleCommandComplete(msg: unknown, connection: Connection): void; values?: unknown };
+type Field = { name: string; dataTypeID: number; format?: string };
+type ResultInternals = { fields: Field[]; _parsers: unknown[]; _prebuiltEmptyResultObject: object; _types: unknown; _rowMode?: string };
+type QueryInternals = {
+  submit(connection: Connection): Error | null;
+  handleCommandComplete(msg: unknown, connection: Connection): void;
+  handleRowDescription(msg: { fields: Field[] }): void;
+  values?: unknown;
+  name?: string;
+  _result: ResultInternals;
+};
+type QueryConfig = pg.QueryConfig & { queryMode?: 'extended'; callback?: (err: Error | undefined, res: pg.QueryResult) => void };
+
+/** What the driver built from a named statement's last row description, by the type parsers it used. */
+const described = new WeakMap<object, Map<string, { fields: Field[]; parsers: unknown[]; empty: object }>>();
+
+function sameFields(a: Field[], b: Field[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.name !== b[i]!.name || a[i]!.dataTypeID !== b[i]!.dataTypeID || a[i]!.format !== b[i]!.format) return false;
+  return true;
+}
+
+/**
+ * A named statement's query. Postgres describes the rows of every execution
+ * anew, and the driver then looks up a parser for each column and builds a
+ * row template: the same work each time for a prepared statement. Here it is
+ * done once per statement and set of type parsers, and reused while the
+ * description is the same (a changed one is built afresh).
+ */
+class DescribedQuery extends (pg.Query as unknown as new (config: QueryConfig) => QueryInternals) {
+  override handleRowDescription(msg: { fields: Field[] }): void {
+    const result = this._result;
+    const types = result._types;
+    const name = this.name;
+    if (!name || !types || result._rowMode || (result as { command?: unknown } & ResultInternals).command) return super.handleRowDescription(msg);
+    let byName = described.get(types);
+    const known = byName?.get(name);
+    if (known && sameFields(known.fields, msg.fields)) {
+      super.handleRowDescription({ fields: [] });
+      result.fields = msg.fields;
+      result._parsers = known.parsers;
+      result._prebuiltEmptyResultObject = known.empty;
+      return;
+    }
+    super.handleRowDescription(msg);
+    if (!byName) described.set(types, (byName = new Map()));
+    if (byName.size < 1000) byName.set(name, { fields: msg.fields, parsers: result._parsers, empty: result._prebuiltEmptyResultObject });
+  }
+}
+
+/** Run a named statement as a {@link DescribedQuery}. */
+function describedQuery(client: pg.PoolClient, config: QueryConfig): Promise<pg.QueryResult> {
+  return new Promise((resolve, reject) => {
+    client.query(new DescribedQuery({ ...config, callback: (err, res) => (err ? reject(err) : resolve(res)) }) as unknown as pg.Submittable);
+  });
+}
 
 /**
  * A transaction's first statement with its `begin` in front, in one message
@@ -128,7 +182,7 @@ type QueryInternals = { submit(connection: Connection): Error | null; handleComm
  * `begin`'s completion is not the statement's result. Should the statement
  * fail, the transaction is aborted, and the rollback the caller sends ends it.
  */
-class BeginThenQuery extends (pg.Query as unknown as new (config: pg.QueryConfig & { queryMode?: 'extended'; callback?: (err: Error | undefined, res: pg.QueryResult) => void }) => QueryInternals) {
+class BeginThenQuery extends DescribedQuery {
   private begun = false;
   override submit(connection: Connection): Error | null {
     if (this.values !== undefined && !Array.isArray(this.values)) return super.submit(connection);
@@ -211,7 +265,7 @@ function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string
         const run = (config: unknown, values?: unknown[]): Promise<unknown> => {
           if (o.prepare && typeof config === 'string') {
             const name = nameOf(config);
-            if (name) return client.query({ name, text: config, values, ...(types ? { types } : {}) }).catch(noteStale);
+            if (name) return describedQuery(client, { name, text: config, values: values as unknown[], ...(types ? { types } : {}) }).catch(noteStale);
           }
           return types && typeof config === 'string' ? client.query({ text: config, values, types }) : client.query(config as string, values);
         };

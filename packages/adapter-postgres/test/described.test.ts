@@ -1,0 +1,48 @@
+import { describe, it, expect, inject, beforeAll, afterAll } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { sql } from 'kysely';
+import type { SqlStore } from '@pmapi/core/sql';
+import { openPostgresStore } from '@pmapi/adapter-postgres';
+
+const url = inject('pgUrl');
+
+/**
+ * Issue 11: a prepared statement's row parsers are built once and reused for
+ * each execution while Postgres describes the same columns; when the columns
+ * change (another process added one), the rows are parsed by the new ones.
+ */
+describe.skipIf(!url)('[postgres] row parsers of prepared statements', () => {
+  const schema = `ds_${randomBytes(6).toString('hex')}`;
+  // A host's pool: pmapi gives its type parsers with each statement, so every connection shares one cache.
+  const host = new pg.Pool({ connectionString: url!, max: 2 });
+  const admin = new pg.Pool({ connectionString: url!, max: 1 });
+  let store: SqlStore;
+  beforeAll(async () => {
+    store = await openPostgresStore({ pool: host, schema });
+    await admin.query(`create table ${schema}.scratch (id text primary key, n integer, at timestamptz(3))`);
+    await admin.query(`insert into ${schema}.scratch values ('a', 1, '2026-01-02 03:04:05.6+00'), ('b', null, null)`);
+  });
+  afterAll(async () => {
+    await store.close();
+    await host.end();
+    await admin.query(`drop schema ${schema} cascade`);
+    await admin.end();
+  });
+  const read = async () => (await sql<Record<string, unknown>>`select * from scratch order by id`.execute(store.db)).rows;
+
+  it('parses every execution alike, and a changed description with its own parsers', async () => {
+    for (let i = 0; i < 6; i++) {
+      expect(await read()).toEqual([{ id: 'a', n: 1, at: '2026-01-02T03:04:05.600Z' }, { id: 'b', n: null, at: null }]);
+    }
+    await admin.query(`alter table ${schema}.scratch add column seen timestamptz(3) default '2026-07-08 09:10:11.12+00', add column big bigint default 5`);
+    // A connection that prepared `select *` before is discarded on "cached plan must not change result type"; the next ones prepare anew.
+    let rows: Record<string, unknown>[] | undefined;
+    for (let i = 0; i < 8 && !rows; i++) rows = await read().catch(() => undefined);
+    for (let i = 0; i < 6; i++) rows = await read();
+    expect(rows).toEqual([
+      { id: 'a', n: 1, at: '2026-01-02T03:04:05.600Z', seen: '2026-07-08T09:10:11.120Z', big: '5' },
+      { id: 'b', n: null, at: null, seen: '2026-07-08T09:10:11.120Z', big: '5' },
+    ]);
+  });
+});
