@@ -119,7 +119,8 @@ const BEGIN_STATEMENT = 'pmapi_begin';
 
 type Connection = { stream: { cork?(): void; uncork?(): void }; parsedStatements: Record<string, string>; bind(c: unknown): void; execute(c: unknown): void };
 type Field = { name: string; dataTypeID: number; format?: string };
-type ResultInternals = { fields: Field[]; _parsers: unknown[]; _prebuiltEmptyResultObject: object; _types: unknown; _rowMode?: string };
+type RowParser = (data: Array<string | null>) => Record<string, unknown>;
+type ResultInternals = { fields: Field[]; _parsers: unknown[]; _prebuiltEmptyResultObject: object; _types: unknown; _rowMode?: string; parseRow: RowParser };
 type QueryInternals = {
   submit(connection: Connection): Error | null;
   handleCommandComplete(msg: unknown, connection: Connection): void;
@@ -131,7 +132,23 @@ type QueryInternals = {
 type QueryConfig = pg.QueryConfig & { queryMode?: 'extended'; callback?: (err: Error | undefined, res: pg.QueryResult) => void };
 
 /** What the driver built from a named statement's last row description, by the type parsers it used. */
-const described = new WeakMap<object, Map<string, { fields: Field[]; parsers: unknown[]; empty: object }>>();
+const described = new WeakMap<object, Map<string, { fields: Field[]; parsers: unknown[]; empty: object; parseRow: RowParser | undefined }>>();
+
+/**
+ * A row parser for one description: an object literal of its columns, each
+ * through its parser (what the driver's parseRow does key by key, with the
+ * shape known once). Undefined where code cannot be generated (a runtime
+ * that forbids it), for binary columns, or a column named `__proto__`.
+ */
+function compileRowParser(fields: Field[], parsers: unknown[]): RowParser | undefined {
+  if (fields.some((f) => (f.format !== undefined && f.format !== 'text') || f.name === '__proto__')) return undefined;
+  try {
+    const props = fields.map((f, i) => `${JSON.stringify(f.name)}: d[${i}] === null ? null : p[${i}](d[${i}])`);
+    return new Function('p', `return (d) => ({ ${props.join(', ')} });`)(parsers) as RowParser;
+  } catch {
+    return undefined;
+  }
+}
 
 function sameFields(a: Field[], b: Field[]): boolean {
   if (a.length !== b.length) return false;
@@ -159,11 +176,16 @@ class DescribedQuery extends (pg.Query as unknown as new (config: QueryConfig) =
       result.fields = msg.fields;
       result._parsers = known.parsers;
       result._prebuiltEmptyResultObject = known.empty;
+      if (known.parseRow) result.parseRow = known.parseRow;
       return;
     }
     super.handleRowDescription(msg);
     if (!byName) described.set(types, (byName = new Map()));
-    if (byName.size < 1000) byName.set(name, { fields: msg.fields, parsers: result._parsers, empty: result._prebuiltEmptyResultObject });
+    if (byName.size < 1000) {
+      const parseRow = compileRowParser(msg.fields, result._parsers);
+      byName.set(name, { fields: msg.fields, parsers: result._parsers, empty: result._prebuiltEmptyResultObject, parseRow });
+      if (parseRow) result.parseRow = parseRow;
+    }
   }
 }
 
