@@ -189,12 +189,6 @@ class DescribedQuery extends (pg.Query as unknown as new (config: QueryConfig) =
   }
 }
 
-/** Run a named statement as a {@link DescribedQuery}. */
-function describedQuery(client: pg.PoolClient, config: QueryConfig): Promise<pg.QueryResult> {
-  return new Promise((resolve, reject) => {
-    client.query(new DescribedQuery({ ...config, callback: (err, res) => (err ? reject(err) : resolve(res)) }) as unknown as pg.Submittable);
-  });
-}
 
 /**
  * A transaction's first statement with its `begin` in front, in one message
@@ -224,6 +218,13 @@ class BeginThenQuery extends DescribedQuery {
     }
     super.handleCommandComplete(msg, connection);
   }
+}
+
+/** Run a statement as one of pmapi's query kinds (a {@link DescribedQuery} or a {@link BeginThenQuery}). */
+function submit(client: pg.PoolClient, Kind: typeof DescribedQuery, config: QueryConfig): Promise<pg.QueryResult> {
+  return new Promise((resolve, reject) => {
+    client.query(new Kind({ ...config, callback: (err, res) => (err ? reject(err) : resolve(res)) }) as unknown as pg.Submittable);
+  });
 }
 
 /**
@@ -287,7 +288,7 @@ function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string
         const run = (config: unknown, values?: unknown[]): Promise<unknown> => {
           if (o.prepare && typeof config === 'string') {
             const name = nameOf(config);
-            if (name) return describedQuery(client, { name, text: config, values: values as unknown[], ...(types ? { types } : {}) }).catch(noteStale);
+            if (name) return submit(client, DescribedQuery, { name, text: config, values: values as unknown[], ...(types ? { types } : {}) }).catch(noteStale);
           }
           return types && typeof config === 'string' ? client.query({ text: config, values, types }) : client.query(config as string, values);
         };
@@ -299,9 +300,7 @@ function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string
               if (config === 'commit' || config === 'rollback') return Promise.resolve({ command: config.toUpperCase(), rowCount: null, rows: [] });
               if (typeof config === 'string' && parsed()[BEGIN_STATEMENT] !== undefined) {
                 const name = nameOf(config);
-                return new Promise((resolve, reject) => {
-                  client.query(new BeginThenQuery({ text: config, values, ...(name ? { name } : {}), ...(types ? { types } : {}), queryMode: 'extended', callback: (err, res) => (err ? reject(err) : resolve(res)) }) as unknown as pg.Submittable);
-                }).catch((err: { code?: string }) => {
+                return submit(client, BeginThenQuery, { text: config, values: values as unknown[], ...(name ? { name } : {}), ...(types ? { types } : {}), queryMode: 'extended' }).catch((err: { code?: string }) => {
                   // 26000: the prepared `begin` is gone from the server (a pooler reset the session): prepare it again next time.
                   if (err?.code === '26000') delete parsed()[BEGIN_STATEMENT];
                   return noteStale(err);
