@@ -1,5 +1,5 @@
-// node cpu.mjs CASE [--pg] [--runs N]: the server's CPU and the database's CPU per request, pmapi beside the
-// raw handler, for one case of the matrix (matrix.mjs) at 10 connections; runs alternate (raw, pmapi, raw, …).
+// node cpu.mjs CASE [--pg] [--runs N] [--limiter]: the server's CPU and the database's CPU per request, pmapi
+// beside the raw handler (with --limiter: pmapi beside pmapi with the database rate limiter on), for one case of the matrix (matrix.mjs) at 10 connections; runs alternate (raw, pmapi, raw, …).
 // The server's from its /proc stat (user + system), Postgres's summed over every postgres process (SQLite
 // works inside the server). Throughput compares what a request costs; this shows on which side the cost is.
 import { readFileSync, readdirSync } from 'node:fs';
@@ -7,6 +7,7 @@ const { caseList, openTarget, loadOnce, startServer, pinLoad } = await import('.
 
 const args = process.argv.slice(2).filter((a) => a !== '--');
 const PG = args.includes('--pg');
+const KINDS = args.includes('--limiter') ? ['pmapi', 'limiter'] : ['raw', 'pmapi'];
 const runsAt = args.indexOf('--runs');
 const RUNS = runsAt >= 0 ? Number(args[runsAt + 1]) : 2;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -20,6 +21,7 @@ const ticks = (pid) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return Number(f[11]) + Number(f[12]);
 };
+const sysTicks = (pid) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[12]);
 const postgresTicks = () => {
   let t = 0;
   for (const p of readdirSync('/proc')) {
@@ -32,17 +34,17 @@ const postgresTicks = () => {
 };
 console.log(`${name} on ${PG ? 'Postgres' : 'SQLite'}, ${SECONDS} s runs at 10 connections`);
 for (let r = 0; r < RUNS; r++) {
-  for (const kind of ['raw', 'pmapi']) {
+  for (const kind of KINDS) {
     const srv = await startServer(kind, target.url, {});
     try {
       const v = c.variants[kind];
       await loadOnce(srv.url, v, { seconds: 1, connections: 10 });
-      const a = ticks(srv.child.pid);
+      const a = ticks(srv.child.pid); const as = sysTicks(srv.child.pid);
       const p = PG ? postgresTicks() : 0;
       const res = await loadOnce(srv.url, v, { seconds: SECONDS, connections: 10 });
       const n = res.rps * SECONDS;
       const db = PG ? `  Postgres ${(((postgresTicks() - p) * 10000) / n).toFixed(0)} µs/request` : '';
-      console.log(`${kind.padEnd(6)} ${res.rps.toFixed(0).padStart(6)} req/s  server ${(((ticks(srv.child.pid) - a) * 10000) / n).toFixed(0)} µs/request${db}  (${res.non2xx} not 2xx)`);
+      console.log(`${kind.padEnd(7)} ${res.rps.toFixed(0).padStart(6)} req/s  server ${(((ticks(srv.child.pid) - a) * 10000) / n).toFixed(0)} µs/request (sys ${(((sysTicks(srv.child.pid) - as) * 10000) / n).toFixed(0)})${db}  (${res.non2xx} not 2xx)`);
     } finally {
       await srv.stop();
     }

@@ -1,6 +1,7 @@
 // node inproc.mjs [--pg] CASE…: in-process CPU cost per request of api.handle (no HTTP), with the
 // statements each request runs. CPU time (process.cpuUsage), so it stays meaningful on a busy machine.
 // Cases: get, list50, expand, post, patch; add "+limiter" for the database rate limiter (e.g. get+limiter).
+// CONC=k hands k requests at once, as http-node hands a turn's requests on (default 1: one after another).
 import { createPmapi, createRateLimiter, V3_RATE_LIMITS } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
@@ -13,6 +14,7 @@ const args = process.argv.slice(2).filter((a) => a !== '--');
 const PG = args.includes('--pg');
 const cases = args.filter((a) => !a.startsWith('--'));
 const N = Number(process.env.N ?? 3000);
+const CONC = Number(process.env.CONC ?? 1);
 const { url, drop } = await scratchDatabase('inproc', { pg: PG });
 const s = await seed(url, Number(process.env.TASKS ?? 5000));
 const raised = Object.fromEntries(Object.entries(V3_RATE_LIMITS).map(([m, rules]) => [m, rules.map((r) => ({ ...r, limit: 1_000_000_000 }))]));
@@ -49,7 +51,7 @@ for (const c of cases) {
   if (process.env.PROF) { session = new Session(); session.connect(); await session.post('Profiler.enable'); await session.post('Profiler.setSamplingInterval', { interval: 50 }); await session.post('Profiler.start'); }
   dur.clear();
   const c0 = process.cpuUsage(); const t0 = performance.now();
-  for (let k = 0; k < N; k++) await one();
+  for (let k = 0; k < N; k += CONC) await (CONC === 1 ? one() : Promise.all(Array.from({ length: CONC }, one)));
   const cpu = process.cpuUsage(c0); const wall = performance.now() - t0;
   if (session) { const { profile } = await session.post('Profiler.stop'); mkdirSync(process.env.PROF, { recursive: true }); writeFileSync(`${process.env.PROF}/${c}.cpuprofile`, JSON.stringify(profile)); session.disconnect(); }
   console.log(`${c}: ${((cpu.user + cpu.system) / N).toFixed(1)} µs CPU/request (user ${(cpu.user / N).toFixed(0)}, sys ${(cpu.system / N).toFixed(0)}) (${(wall * 1000 / N).toFixed(1)} µs wall), ${shown.length} statements`);

@@ -127,6 +127,8 @@ type QueryInternals = {
   handleRowDescription(msg: { fields: Field[] }): void;
   values?: unknown;
   name?: string;
+  queryMode?: string;
+  types?: unknown;
   _result: ResultInternals;
 };
 type QueryConfig = pg.QueryConfig & { queryMode?: 'extended'; callback?: (err: Error | undefined, res: pg.QueryResult) => void };
@@ -163,7 +165,16 @@ function sameFields(a: Field[], b: Field[]): boolean {
  * done once per statement and set of type parsers, and reused while the
  * description is the same (a changed one is built afresh).
  */
-class DescribedQuery extends (pg.Query as unknown as new (config: QueryConfig) => QueryInternals) {
+class DescribedQuery extends (pg.Query as unknown as new (text: string, values?: unknown[], callback?: QueryConfig['callback']) => QueryInternals) {
+  constructor(config: QueryConfig) {
+    // Given a config object, the driver first copies it property by property (getOwnPropertyDescriptors) on
+    // every query; given text, values and callback it builds its own, and the rest is set here.
+    super(config.text, config.values, config.callback);
+    if (config.name) this.name = config.name;
+    if (config.queryMode) this.queryMode = config.queryMode;
+    if (config.types) this.types = this._result._types = config.types;
+  }
+
   override handleRowDescription(msg: { fields: Field[] }): void {
     const result = this._result;
     const types = result._types;
