@@ -1,5 +1,6 @@
 // node cpu.mjs CASE [--pg] [--runs N] [--limiter]: the server's CPU and the database's CPU per request, pmapi
-// beside the raw handler (with --limiter: pmapi beside pmapi with the database rate limiter on), for one case of the matrix (matrix.mjs) at 10 connections; runs alternate (raw, pmapi, raw, …).
+// beside the raw handler (with --limiter: pmapi beside pmapi with the database rate limiter on; for deep and
+// expand: variant A beside B), for one case of the matrix (matrix.mjs) at 10 connections; runs alternate.
 // The server's from its /proc stat (user + system), Postgres's summed over every postgres process (SQLite
 // works inside the server). Throughput compares what a request costs; this shows on which side the cost is.
 import { readFileSync, readdirSync } from 'node:fs';
@@ -15,7 +16,9 @@ const name = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--runs'
 pinLoad();
 const target = await openTarget({ pg: PG, tasks: Number(process.env.BENCH_TASKS ?? 20000) });
 const c = caseList(target.seed).find((x) => x.name === name);
-if (!c?.variants.raw) throw new Error(`no case ${name} with a raw variant; cases: ${caseList(target.seed).filter((x) => x.variants.raw).map((x) => x.name).join(', ')}`);
+if (!c) throw new Error(`no case ${name}; cases: ${caseList(target.seed).map((x) => x.name).join(', ')}`);
+// A case timed against its own variant (deep, expand) compares A with B.
+const kinds = c.variants.raw ? KINDS : ['A', 'B'];
 /** CPU ticks (1/100 s) a process has used. */
 const ticks = (pid) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -34,8 +37,8 @@ const postgresTicks = () => {
 };
 console.log(`${name} on ${PG ? 'Postgres' : 'SQLite'}, ${SECONDS} s runs at 10 connections`);
 for (let r = 0; r < RUNS; r++) {
-  for (const kind of KINDS) {
-    const srv = await startServer(kind, target.url, {});
+  for (const kind of kinds) {
+    const srv = await startServer(c.variants[kind].server, target.url, {});
     try {
       const v = c.variants[kind];
       await loadOnce(srv.url, v, { seconds: 1, connections: 10 });

@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, sql, type Expression } from 'kysely';
 import type { DialectSupport, MigrationRunner, MigrationTap, SqlStore } from '@pmapi/core/sql';
 import { assertMigrated, checkOptionNames, migrate, pendingMigrations, previewMigrations, statementLog } from '@pmapi/core/sql';
 import type { StorageKind } from '@pmapi/core';
+import { togetherDialect, type PooledConnection } from './together';
 
 /** SQLSTATE classes and driver errors that mean "the database is not there right now": answer 503. */
 const UNAVAILABLE_STATES = /^(08|57P0|53300|40P01|40001|57014|55P03)/;
@@ -326,6 +327,23 @@ function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string
             }
             return run(config, values);
           },
+          together(statements: ReadonlyArray<{ sql: string; parameters: readonly unknown[] }>) {
+            // pg's pipeline mode: each statement is written as it is queued, with its own Sync, and the answers
+            // are matched in order; corked, they leave in one write. A driver without it runs them one after
+            // another on this connection: the same answers, a round trip each.
+            const c = client as unknown as { pipeline?: boolean; connection: Connection };
+            c.pipeline = true;
+            c.connection.stream.cork?.();
+            let sent: Array<Promise<unknown>>;
+            try {
+              sent = statements.map((st) => run(st.sql, [...st.parameters]));
+            } finally {
+              c.connection.stream.uncork?.();
+            }
+            return Promise.allSettled(sent).finally(() => {
+              c.pipeline = false;
+            });
+          },
           release(err?: Error | boolean) {
             beginPending = false;
             const fault = err ?? (stale ? new Error('pmapi: prepared statements invalidated by a schema change') : undefined);
@@ -476,13 +494,18 @@ async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'chec
   pool.on('connect', onConnect);
   // A host's pool has its own search_path: pmapi's schema is set per checkout (preparingPool).
   const hostSchema = o.pool && o.schema ? o.schema : undefined;
-  const db = new Kysely<any>({
-    // Always through preparingPool, even with prepare: false: kysely's driver ends the pool it is given on destroy,
-    // and a host's pool is not pmapi's to end.
-    dialect: new PostgresDialect({ pool: preparingPool(pool, { prepare: o.prepare !== false, ownsPool: !o.pool, ...(hostSchema ? { searchPath: hostSchema } : {}) }) as unknown as pg.Pool }),
+  // Always through preparingPool, even with prepare: false: kysely's driver ends the pool it is given on destroy,
+  // and a host's pool is not pmapi's to end.
+  const checkouts = preparingPool(pool, { prepare: o.prepare !== false, ownsPool: !o.pool, ...(hostSchema ? { searchPath: hostSchema } : {}) });
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: checkouts as unknown as pg.Pool }), ...statementLog(o.onQuery, tap) });
+  // Statements outside transactions sent together (together.ts). Not with prepare: false, the setting for a pooler
+  // in transaction mode, which may not keep a pipeline's statements on one server connection.
+  const reads = o.prepare === false ? undefined : new Kysely<any>({
+    dialect: togetherDialect(checkouts as unknown as { connect(): Promise<PooledConnection> }, new PostgresDialect({ pool: checkouts as unknown as pg.Pool }).createDriver()),
     ...statementLog(o.onQuery, tap),
   });
   const close = async () => {
+    await reads?.destroy();
     await db.destroy();
     if (o.pool) {
       pool.off('error', onConnErr);
@@ -514,6 +537,6 @@ async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'chec
     await close();
     throw err;
   }
-  const store: SqlStore = { db, dialect, transaction: (fn) => db.transaction().execute(fn), close };
+  const store: SqlStore = { db, ...(reads ? { reads } : {}), dialect, transaction: (fn) => db.transaction().execute(fn), close };
   return { store, schema, applyMigrations };
 }

@@ -188,7 +188,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
         }
       });
       const now = engine.config.clock.now();
-      const principal = await authenticate(store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf, o.tokenLookup);
+      const principal = await authenticate(store.reads ?? store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf, o.tokenLookup);
       principal.clientIp = o.clientIp ? o.clientIp(req) : req.remoteAddress;
       if (mount) principal.mount = mount;
       noteRequest(req, { workspace: principal.teamId });

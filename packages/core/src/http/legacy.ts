@@ -620,7 +620,7 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
         throw new ProblemError('method_not_allowed', `${clip(method, 20)} is not allowed on the legacy API`, {}, { allow: m && 'allowed' in m ? m.allowed.join(', ') : 'GET, POST, PUT, DELETE' });
       }
       const now = engine.config.clock.now();
-      const principal = await authenticate(store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf, o.tokenLookup);
+      const principal = await authenticate(store.reads ?? store.db, store.dialect, bearerOf(req.headers.authorization), now, o.permissionsOf, o.tokenLookup);
       principal.clientIp = o.clientIp ? o.clientIp(req) : req.remoteAddress;
       const mount = mountOf(req);
       if (mount) principal.mount = mount;

@@ -109,6 +109,17 @@ export type JsonColumn =
 /** An opened database the core can work on. Adapters return one. */
 export interface SqlStore {
   readonly db: Kysely<any>;
+  /**
+   * Optional: the same database as `db`, for statements outside a
+   * transaction that hold no session state (reads, and single statements
+   * that commit on their own): the store may send the concurrent ones
+   * together. Postgres sends every such statement of one run of the
+   * microtask queue on one connection in one write, each with its own Sync
+   * (an error fails only its statement). A transaction begun on it runs on a
+   * connection of its own, as on `db`. Used for authentication and read
+   * requests; absent, `db` serves them.
+   */
+  readonly reads?: Kysely<any>;
   readonly dialect: DialectSupport;
   /** Run `fn` in one write transaction (SQLite: BEGIN IMMEDIATE). */
   transaction<T>(fn: (trx: Kysely<any>) => Promise<T>): Promise<T>;
