@@ -28,9 +28,12 @@ const laterThisTurn: (fn: () => void) => void = typeof setImmediate === 'functio
  *
  * The requests that reach the limiter in one turn of the event loop (a busy
  * client's, whose authentications came back together) are counted with one
- * statement where they all fit: see `hitTogether`.
+ * statement where they all fit: see `hitTogether`. Every statement commits on
+ * its own, so they go through the store's `reads` where it has one (sent with
+ * the other statements of the moment).
  */
 export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
+  const db = store.reads ?? store.db;
   const previous = previousCounts();
 
   /** One request counted on its own. */
@@ -39,17 +42,17 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
     const sorted = inKeyOrder(buckets);
     const keys = sorted.map((b) => ({ key: b.key, ...windowOf(now, b.windowMs) }));
     const known = previous.all(keys, now);
-    const counted = await countUnlessBlocked(store.db, store.dialect, keys, now, !known);
+    const counted = await countUnlessBlocked(db, store.dialect, keys, now, !known);
     if (!counted) {
-      const until = await activeBlock(store.db, sorted.map((b) => b.key), now);
+      const until = await activeBlock(db, sorted.map((b) => b.key), now);
       // The block ended between the two statements: refuse for a moment rather than count twice.
       return { admitted: false, retryAfterMs: Math.max(until - now, 1) };
     }
-    for (const k of previous.settle(keys, counted, known, now)) await forgetOldWindows(store.db, k.key, k.prevStart);
+    for (const k of previous.settle(keys, counted, known, now)) await forgetOldWindows(db, k.key, k.prevStart);
     const verdict = verdictOf(buckets, counted, now);
     if (verdict.admitted) return verdict;
     // Refused requests count nowhere.
-    const until = await refuse(store.db, keys, verdict.tripped.map((b) => ({ key: b.key, until: now + b.blockMs })), now);
+    const until = await refuse(db, keys, verdict.tripped.map((b) => ({ key: b.key, until: now + b.blockMs })), now);
     return { admitted: false, retryAfterMs: until - now };
   }
 
@@ -80,12 +83,12 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
     // What the bucket admits only grows as time passes: at the earliest instant it admits every one of them.
     const cap = highestAdmitted(b, prev, earliest);
     const n = batch.length;
-    const count = await countTogether(store.db, store.dialect, key, n, cap, earliest);
+    const count = await countTogether(db, store.dialect, key, n, cap, earliest);
     if (count === undefined) return undefined;
     const outcomes = batch.map((p, i) => verdictOf(p.buckets, [{ key: b.key, count: count - n + i + 1, previous: prev }], p.now));
     if (outcomes.some((o) => !o.admitted)) throw new Error('pmapi: a rate-limit batch counted within its cap judged a request refused');
     // The batch opened the key's window: its older windows can go.
-    if (count === n) await forgetOldWindows(store.db, key.key, key.prevStart);
+    if (count === n) await forgetOldWindows(db, key.key, key.prevStart);
     return outcomes as HitOutcome[];
   }
 
@@ -113,7 +116,7 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
     },
 
     async sweep(now: number, keepMs: number): Promise<number> {
-      return sweepRateLimits(store.db, now - keepMs, now);
+      return sweepRateLimits(db, now - keepMs, now);
     },
   };
 }
