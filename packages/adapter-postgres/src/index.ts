@@ -383,7 +383,11 @@ export interface PostgresStoreOptions {
   connectionTimeoutMs?: number;
   /** Pool size (default 10). */
   max?: number;
-  /** Name repeated statements so each connection prepares them once (default true; false for pgbouncer transaction pooling). */
+  /**
+   * Name repeated statements so each connection prepares them once, and send the statements of concurrent
+   * requests outside transactions together (SqlStore.reads). Default true; false for pgbouncer transaction
+   * pooling: unnamed statements, each sent on its own.
+   */
   prepare?: boolean;
   /** Called with the SQL and duration of every query. */
   onQuery?: (sql: string, durationMs: number) => void;

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import type { SqlStore } from '@pmapi/core/sql';
+import { createPmapi, createRateLimiter } from '@pmapi/core';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 
 const url = inject('pgUrl');
@@ -125,6 +126,37 @@ describe.skipIf(!url)('[postgres] statements outside transactions sent together'
       await sql`insert into scratch (id, note) values (4, 'committed')`.execute(trx);
     });
     expect((await admin.query(`select note from ${schema}.scratch where id = 4`)).rows[0].note).toBe('committed');
+  });
+
+  it('concurrent GETs share their authentications, their counting and their reads: three checkouts for eight requests, the answers each its own', async () => {
+    // Its own schema: the API's tables beside the scratch table's.
+    const apiSchema = `${schema}_api`;
+    const apiStore = await openPostgresStore({ pool: host, schema: apiSchema });
+    const api = await createPmapi({ store: apiStore, rateLimiter: createRateLimiter({ store: 'database', sqlStore: apiStore }) });
+    try {
+      const ws = await api.admin.createWorkspace({ name: 'Together', owner: { name: 'Owner' } });
+      const token = (await api.admin.issueToken(ws.ownerMemberId, { scopes: ['read', 'write'] })).token;
+      const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      const project = JSON.parse(String((await api.handle({ method: 'POST', url: '/api/v3/projects', headers, body: JSON.stringify({ name: 'P' }) })).body));
+      const ids: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        const r = await api.handle({ method: 'POST', url: '/api/v3/tasks', headers, body: JSON.stringify({ projectId: project.id, name: `t${i}` }) });
+        ids.push(JSON.parse(String(r.body)).id);
+      }
+      // Warm: statements named and prepared, the limiter's previous window settled or not, lastUsedAt written.
+      for (let round = 0; round < 2; round++) await Promise.all(ids.map((id) => api.handle({ method: 'GET', url: `/api/v3/tasks/${id}`, headers })));
+      checkouts = 0;
+      const answers = await Promise.all(ids.map((id) => api.handle({ method: 'GET', url: `/api/v3/tasks/${id}`, headers })));
+      expect(answers.map((r) => r.status)).toEqual(Array(8).fill(200));
+      expect(answers.map((r) => JSON.parse(String(r.body)).name)).toEqual(ids.map((_, i) => `t${i}`));
+      // Each counted on its own: eight different counts left.
+      expect(new Set(answers.map((r) => r.headers['x-ratelimit-remaining'])).size).toBe(8);
+      // Eight authentications in one write, the eight counts in one statement, the eight reads in one write.
+      expect(checkouts).toBe(3);
+    } finally {
+      await api.close();
+      await admin.query(`drop schema ${apiSchema} cascade`);
+    }
   });
 
   it('is absent with prepare: false (a pooler in transaction mode may split a pipeline across server connections)', async () => {
