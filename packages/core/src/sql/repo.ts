@@ -61,13 +61,51 @@ function linkAlias(res: Resource, kind: string): string {
   return spec.alias;
 }
 
+/** A row printer; `links`: the row's relation ids by kind, when the caller has split them already. */
+type RowPrint = (row: Record<string, unknown>, links?: Record<string, string[]>) => string;
+
 /**
  * Print a driver's row (with its `links` columns) as the response JSON of
  * these keys: each value decoded and printed as JSON.stringify prints it in
  * the rows path (instants as ISO 8601), with no object built on the way.
+ * Compiled once per shape into one expression (no call per field, no array);
+ * where code cannot be generated, the same printing field by field.
  */
-function rowPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSupport): (row: Record<string, unknown>) => string {
+function rowPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSupport): RowPrint {
   const together = !!d.allLinkIds && fields.some((f) => f.links !== undefined);
+  return compiledRowPrinter(res, fields, d, together) ?? fieldPrinter(res, fields, d, together);
+}
+
+/** {@link rowPrinter} as one generated expression; undefined where code cannot be generated. */
+function compiledRowPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSupport, together: boolean): RowPrint | undefined {
+  // Every name and key enters the code as a JSON string literal (also a JavaScript one).
+  const lit = (v: string) => JSON.stringify(v);
+  const terms = fields.map((f, i) => {
+    const key = lit(`${i === 0 ? '{' : ','}${JSON.stringify(f.name)}:`);
+    if (f.links !== undefined) {
+      const alias = linkAlias(res, f.links); // throws for a relation the resource does not have
+      if (together) return `${key} + ((x = links[${lit(f.links)}]).length === 0 ? '[]' : S(x))`;
+      return `${key} + (typeof (x = row[${lit(alias)}]) === 'string' ? x : S(x ?? []))`;
+    }
+    const col = lit(f.column);
+    if (f.kind === 'text') return `${key} + ((x = row[${col}]) == null ? 'null' : S(x))`;
+    if (f.kind === 'timestamp') {
+      const text = d.isoInstants ? `typeof x === 'string' ? '"' + x + '"' : ` : '';
+      return `${key} + ((x = row[${col}]) == null ? 'null' : ${text}'"' + iso(d.decode('timestamp', x)) + '"')`;
+    }
+    return `${key} + ((x = row[${col}]) == null ? 'null' : (S(d.decode(${lit(f.kind)}, x)) ?? 'null'))`;
+  });
+  const links = together ? 'given ?? linksByKind(res, row, true)' : 'undefined';
+  try {
+    const make = new Function('S', 'iso', 'd', 'linksByKind', 'res', `return (row, given) => { let x; const links = ${links}; return ${terms.join(' + ')} + '}'; };`);
+    return make(JSON.stringify, iso, d, linksByKind, res) as RowPrint;
+  } catch {
+    return undefined;
+  }
+}
+
+/** {@link rowPrinter} field by field. */
+function fieldPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSupport, together: boolean): RowPrint {
   type Part = (row: Record<string, unknown>, links: Record<string, string[]> | undefined) => string;
   const parts = fields.map((f, i): Part => {
     const key = `${i === 0 ? '{' : ','}${JSON.stringify(f.name)}:`;
@@ -100,8 +138,8 @@ function rowPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSupp
   });
   // Joined, not concatenated: a flat string, where += would leave a rope the socket write must flatten.
   const n = parts.length;
-  return (row) => {
-    const links = together ? linksByKind(res, row, true) : undefined;
+  return (row, given) => {
+    const links = together ? (given ?? linksByKind(res, row, true)) : undefined;
     const out = new Array<string>(n + 1);
     for (let i = 0; i < n; i++) out[i] = parts[i]!(row, links);
     out[n] = '}';
@@ -123,7 +161,7 @@ export interface JsonRow {
 export type JsonExtra = { column: string } | { links: string };
 
 /** How a JSON row shape is made: the database's json_object expression, or a printer of the driver's row (`jsonFromRows`). */
-type JsonMaker = { key: string; expr?: RawBuilder<string>; print?: (row: Record<string, unknown>) => string };
+type JsonMaker = { key: string; expr?: RawBuilder<string>; print?: RowPrint };
 
 /** Each JSON row shape's maker (per resource, by dialect and keys); null where the store can make neither. */
 const jsonMakers = new WeakMap<Resource, Map<string, JsonMaker | null>>();
@@ -384,7 +422,7 @@ export class Repo {
       });
       return rows.map((r) => {
         const links = together ? linksByKind(res, r, true) : undefined;
-        return { id: r.id as string, sort: decodeSort(r[column]), json: json.print!(r), ...(extras.length ? { extra: pick.map((p) => p(r, links)) } : {}) };
+        return { id: r.id as string, sort: decodeSort(r[column]), json: json.print!(r, links), ...(extras.length ? { extra: pick.map((p) => p(r, links)) } : {}) };
       });
     }
     const table = res.table;
