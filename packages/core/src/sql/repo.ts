@@ -153,7 +153,7 @@ export interface JsonRow {
   /** The row's value of the sort field, decoded. */
   sort: unknown;
   json: string;
-  /** The values of the extra selections asked for, in order: a column's raw value, or a relation's ids as JSON text. */
+  /** The values of the extra selections asked for, in order: a column's raw value, or a relation's ids (an array, or its JSON text where the database built it). */
   extra?: unknown[];
 }
 
@@ -418,7 +418,8 @@ export class Repo {
       const pick = extras.map((x): ((r: Record<string, unknown>, links?: Record<string, string[]>) => unknown) => {
         if (!('links' in x)) return (r) => r[x.column];
         const alias = linkAlias(res, x.links);
-        return together ? (_r, links) => JSON.stringify(links![x.links]) : (r) => r[alias];
+        // Split here already: the ids themselves (the page printer takes an array or its JSON text).
+        return together ? (_r, links) => links![x.links] : (r) => r[alias];
       });
       return rows.map((r) => {
         const links = together ? linksByKind(res, r, true) : undefined;
