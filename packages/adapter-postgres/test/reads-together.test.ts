@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import type { SqlStore } from '@pmapi/core/sql';
-import { createPmapi, createRateLimiter } from '@pmapi/core';
+import { createPmapi, createRateLimiter, fakeClock } from '@pmapi/core';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 
 const url = inject('pgUrl');
@@ -132,7 +132,10 @@ describe.skipIf(!url)('[postgres] statements outside transactions sent together'
     // Its own schema: the API's tables beside the scratch table's.
     const apiSchema = `${schema}_api`;
     const apiStore = await openPostgresStore({ pool: host, schema: apiSchema });
-    const api = await createPmapi({ store: apiStore, rateLimiter: createRateLimiter({ store: 'database', sqlStore: apiStore }) });
+    // A fixed instant 150 s into a 5-minute window: the previous window's count is settled, so every batch is
+    // counted with one statement (a wall clock a moment into a new window would count them one by one).
+    const clock = fakeClock('2026-01-01T00:02:30.000Z');
+    const api = await createPmapi({ store: apiStore, clock, rateLimiter: createRateLimiter({ store: 'database', sqlStore: apiStore }) });
     try {
       const ws = await api.admin.createWorkspace({ name: 'Together', owner: { name: 'Owner' } });
       const token = (await api.admin.issueToken(ws.ownerMemberId, { scopes: ['read', 'write'] })).token;
