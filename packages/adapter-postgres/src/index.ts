@@ -167,10 +167,10 @@ function sameFields(a: Field[], b: Field[]): boolean {
  * description is the same (a changed one is built afresh).
  */
 class DescribedQuery extends (pg.Query as unknown as new (text: string, values?: unknown[], callback?: QueryConfig['callback']) => QueryInternals) {
-  constructor(config: QueryConfig) {
+  constructor(config: QueryConfig, callback: NonNullable<QueryConfig['callback']>) {
     // Given a config object, the driver first copies it property by property (getOwnPropertyDescriptors) on
     // every query; given text, values and callback it builds its own, and the rest is set here.
-    super(config.text, config.values, config.callback);
+    super(config.text, config.values, callback);
     if (config.name) this.name = config.name;
     if (config.queryMode) this.queryMode = config.queryMode;
     if (config.types) this.types = this._result._types = config.types;
@@ -235,7 +235,7 @@ class BeginThenQuery extends DescribedQuery {
 /** Run a statement as one of pmapi's query kinds (a {@link DescribedQuery} or a {@link BeginThenQuery}). */
 function submit(client: pg.PoolClient, Kind: typeof DescribedQuery, config: QueryConfig): Promise<pg.QueryResult> {
   return new Promise((resolve, reject) => {
-    client.query(new Kind({ ...config, callback: (err, res) => (err ? reject(err) : resolve(res)) }) as unknown as pg.Submittable);
+    client.query(new Kind(config, (err, res) => (err ? reject(err) : resolve(res))) as unknown as pg.Submittable);
   });
 }
 

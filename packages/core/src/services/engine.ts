@@ -33,7 +33,7 @@ export class Engine {
   ) {}
 
   /** The context of a read (services/write-context.ts). */
-  readContext(principal: Principal, db: Kysely<any> = this.store.reads ?? this.store.db): ReadContext {
+  readContext(principal: Principal, db?: Kysely<any>): ReadContext {
     return readContext(this.store, this.config, principal, db);
   }
 

@@ -14,8 +14,8 @@ import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } fr
 import type { EngineConfig } from './config';
 import { ProjectAccess } from './access';
 
-/** The context of a read: who calls, the repository (on `db`), the registry, the clock, project access. */
-export function readContext(store: SqlStore, config: EngineConfig, principal: Principal, db: Kysely<any> = store.db): ReadContext {
+/** The context of a read: who calls, the repository (on `db`: by default the store's `reads` where it has one), the registry, the clock, project access. */
+export function readContext(store: SqlStore, config: EngineConfig, principal: Principal, db: Kysely<any> = store.reads ?? store.db): ReadContext {
   const { registry, clock, ids } = config;
   const ctx = { principal, teamId: principal.teamId, repo: new Repo(db, store.dialect), registry, clock, ids, cursorSecret: config.cursorSecret, files: principal.mount ? config.files.under(principal.mount) : config.files, now: clock.now() } as Omit<ReadContext, 'access'> & { access: ProjectAccess };
   ctx.access = new ProjectAccess(ctx as ReadContext);
