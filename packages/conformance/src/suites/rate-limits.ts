@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createRateLimiter, V3_RATE_LIMITS, type PmapiOptions, type RateLimitTable } from '@pmapi/core';
+import { createRateLimiter, sqlRateLimitStore, V3_RATE_LIMITS, type HttpResponse, type PmapiOptions, type RateLimitStore, type RateLimitTable } from '@pmapi/core';
 import type { SqlStore } from '@pmapi/core/sql';
 import type { FakeClock } from '@pmapi/core';
 import { harness, type Harness, type StoreFactory } from '../kit';
@@ -345,6 +345,105 @@ export function rateLimitsSuite(factory: StoreFactory): void {
       expect(Number(n.n)).toBe(0);
     });
 
+  });
+
+  describe(`[${factory.name}] Limits: a read beside its count (issue 11)`, () => {
+    // The database store under a gate: while `held`, no count answers (a slow database, another process's lock).
+    let gate: Promise<void> | undefined;
+    let h: Harness;
+    beforeAll(async () => {
+      h = await harness(factory, {
+        api: (_clock, store) => {
+          const counters = store.rateLimitStore?.() ?? sqlRateLimitStore(store);
+          const held: RateLimitStore = {
+            hit: async (buckets, now) => {
+              if (gate) await gate;
+              return counters.hit(buckets, now);
+            },
+          };
+          return { rateLimiter: createRateLimiter({ store: held, limits: { GET: [{ limit: 20, windowMs: 5 * MIN, keyBy: 'token' }] } }) };
+        },
+      });
+    });
+    afterAll(() => h.close());
+    const fresh = async () => {
+      h.clock.set(Math.floor(h.clock.now() / HOUR) * HOUR + HOUR);
+      return (await h.api.admin.issueToken(h.a.owner.id, { scopes: ALL })).token;
+    };
+    const get = (path: string, token: string) => h.api.handle({ method: 'GET', url: `/api/v3${path}`, headers: { authorization: `Bearer ${token}` } });
+    /** Start `request` with the counts held; the statements run by then, and whether it answered before the count did. */
+    async function whileHeld(request: () => Promise<HttpResponse>): Promise<{ statements: string[]; answeredEarly: boolean; reply: HttpResponse }> {
+      let release!: () => void;
+      gate = new Promise((resolve) => (release = resolve));
+      let answered = false;
+      let pending!: Promise<HttpResponse>;
+      const statements = await h.countQueries(async () => {
+        pending = request().finally(() => (answered = true));
+        // Long enough for a read to reach the database and come back on either store.
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      });
+      const answeredEarly = answered;
+      gate = undefined;
+      release();
+      return { statements, answeredEarly, reply: await pending };
+    }
+    const readsTask = (statements: string[]) => statements.some((q) => /from "?tasks"?/i.test(q) && !/rate_/.test(q));
+
+    it('with room left (the last count left at least a tenth of the limit), a GET is read while it is counted; it answers only once counted', async () => {
+      const p = await h.project();
+      const t = await h.task(p.id, { name: 'read beside the count' });
+      const token = await fresh();
+      for (let i = 0; i < 2; i++) expect((await get(`/tasks/${t.id}`, token)).status).toBe(200);
+      const { statements, answeredEarly, reply } = await whileHeld(() => get(`/tasks/${t.id}`, token));
+      expect(readsTask(statements)).toBe(true);
+      expect(answeredEarly).toBe(false);
+      expect(reply.status).toBe(200);
+      expect(JSON.parse(String(reply.body)).name).toBe('read beside the count');
+      expect(reply.headers['x-ratelimit-remaining']).toBe('17');
+    });
+
+    it("without room (a token's first request) the read waits for the count; a write always does", async () => {
+      const p = await h.project();
+      const t = await h.task(p.id);
+      const token = await fresh();
+      const first = await whileHeld(() => get(`/tasks/${t.id}`, token));
+      expect(readsTask(first.statements)).toBe(false);
+      expect(first.answeredEarly).toBe(false);
+      expect(first.reply.status).toBe(200);
+      expect(first.reply.headers['x-ratelimit-remaining']).toBe('19');
+      const patch = (name: string) => h.api.handle({ method: 'PATCH', url: `/api/v3/tasks/${t.id}`, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+      for (let i = 0; i < 2; i++) expect((await patch(`w${i}`)).status).toBe(200);
+      const write = await whileHeld(() => patch('held'));
+      expect(write.statements.filter((q) => /^\s*(update|insert|delete)/i.test(q) && !/rate_/.test(q))).toEqual([]);
+      expect(write.reply.status).toBe(200);
+    });
+
+    it('a read started beside a count that refuses is dropped: 429 rate_limited, never the record; after a refusal reads wait again', async () => {
+      const p = await h.project();
+      const t = await h.task(p.id, { name: 'not for the refused' });
+      const token = await fresh();
+      for (let i = 0; i < 10; i++) expect((await get(`/tasks/${t.id}`, token)).status).toBe(200);
+      // Ten left, and the limiter knows it: all fifteen are read while counted; five are refused. A dropped read
+      // may still finish after its 429 has gone: the pause lets it.
+      let replies!: HttpResponse[];
+      const burst = await h.countQueries(async () => {
+        replies = await Promise.all(Array.from({ length: 15 }, () => get(`/tasks/${t.id}`, token)));
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      });
+      expect(burst.filter((q) => readsTask([q]))).toHaveLength(15);
+      expect(replies.filter((r) => r.status === 200)).toHaveLength(10);
+      const refused = replies.filter((r) => r.status === 429);
+      expect(refused).toHaveLength(5);
+      for (const r of refused) {
+        const body = JSON.parse(String(r.body));
+        expect(body.code).toBe('rate_limited');
+        expect(body.name).toBeUndefined();
+        expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+      }
+      const after = await whileHeld(() => get(`/tasks/${t.id}`, token));
+      expect(readsTask(after.statements)).toBe(false);
+      expect(after.reply.status).toBe(429);
+    });
   });
 
   describe(`[${factory.name}] Limits: rateLimiter: false`, () => {

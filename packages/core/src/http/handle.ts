@@ -163,6 +163,31 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
     const qIndex = req.url.indexOf('?');
     const path = qIndex === -1 ? req.url : req.url.slice(0, qIndex);
     const extra: Record<string, string> = {};
+    /** The rate limiter's count of this request while it is not settled (`admitted`). */
+    let counting: Promise<Record<string, string>> | undefined;
+    /** Wait for the limiter's verdict: its headers, or its 429. */
+    const admitted = async (): Promise<void> => {
+      if (!counting) return;
+      const c = counting;
+      counting = undefined;
+      Object.assign(extra, await c);
+    };
+    /**
+     * A read's answer once the limiter admits the request. A read started
+     * before the verdict (the limiter had room: a plain read of what the
+     * caller may see, no write, no lock) is dropped should the count refuse.
+     */
+    const read = async <T>(pending: Promise<T>): Promise<T> => {
+      if (counting) {
+        try {
+          await admitted();
+        } catch (refused) {
+          pending.catch(() => undefined);
+          throw refused;
+        }
+      }
+      return pending;
+    };
     /** The v3 presentation of an operation's result: status, headers, JSON body. */
     const respond = (out: OpResult): HttpResponse => {
       const headers: Record<string, string> = { 'x-request-id': requestId, ...extra, ...(out.headers ?? {}) };
@@ -192,8 +217,18 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       principal.clientIp = o.clientIp ? o.clientIp(req) : req.remoteAddress;
       if (mount) principal.mount = mount;
       noteRequest(req, { workspace: principal.teamId });
-      if (o.limiter) Object.assign(extra, await o.limiter.check({ tokenId: principal.tokenId, method, clientIp: principal.clientIp, now }));
+      if (o.limiter) {
+        const input = { tokenId: principal.tokenId, method, clientIp: principal.clientIp, now };
+        counting = o.limiter.check(input);
+        // Its refusal is taken up where it is awaited (admitted), never left unhandled meanwhile.
+        counting.catch(() => undefined);
+        // A read may go ahead while the request is counted where the limiter's last count left room (see read below);
+        // anything else waits for the count.
+        if (!((method === 'GET' || method === 'HEAD') && o.limiter.hasRoom?.(input))) await admitted();
+      }
       if (segs.length === 0) throw new ProblemError('route_not_found', 'Name a resource: /api/v3/{resource}');
+      // A custom route runs the host's code: it waits for the count.
+      if (counting && matchCustom(method, segs)) await admitted();
       const custom = await customRoute(req, method, segs, principal, query);
       if (custom) return respond(custom);
       let res = registry.byPath.get(segs[0]!);
@@ -216,13 +251,23 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       // The query is parsed here, at the edge: a bad one is refused before any transaction or idempotency claim.
       if (op.kind === 'list') {
         const parsed = parseListQuery(query, { res, registry, teamId: principal.teamId, now, cursorSecret: engine.config.cursorSecret, memberId: principal.memberId, permissions: principal.permissions });
-        return respond(v3(await engine.list(engine.readContext(principal), res, parsed)));
+        return respond(v3(await read(engine.list(engine.readContext(principal), res, parsed))));
       }
       // DELETE answers 204 without a body: its query is not read (as before).
       const view = op.kind === 'remove' ? NO_VIEW : parseReadQuery(query, res, registry);
-      if (op.kind === 'get') return respond(v3(await engine.get(engine.readContext(principal), res, op.id, view)));
+      if (op.kind === 'get') return respond(v3(await read(engine.get(engine.readContext(principal), res, op.id, view))));
+      await admitted();
       return respond(await write(req, res, op, principal, view));
-    } catch (err) {
+    } catch (caught) {
+      let err = caught;
+      // A request the limiter refuses is answered 429 whatever else went wrong after authentication.
+      if (counting) {
+        try {
+          await admitted();
+        } catch (refused) {
+          err = refused;
+        }
+      }
       if (err instanceof ProblemError) return problem(err, path, requestId, err.code === 'rate_limited' ? {} : extra);
       if (store.dialect.isUniqueViolation(err)) {
         return problem(new ProblemError('conflict', 'The change collides with an existing record'), path, requestId, extra);

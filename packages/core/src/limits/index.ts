@@ -21,6 +21,13 @@ export { sqlRateLimitStore } from './sql';
  */
 export interface RateLimiter {
   check(input: { tokenId: string; method: string; clientIp: string | undefined; now: number }): Promise<Record<string, string>>;
+  /**
+   * Whether this limiter's last answers for the request's buckets left room to
+   * spare (at least a tenth of each limit, {@link ROOM_SHARE}): the pipeline may
+   * then start a read while `check` counts, dropping it should the count
+   * refuse. A limiter without it is always waited for first.
+   */
+  hasRoom?(input: { tokenId: string; method: string; clientIp: string | undefined }): boolean;
   /** Forget stale counters and expired blocks (run by `api.jobs.purge()`); returns how many went. */
   sweep?(now: number): Promise<number>;
 }
@@ -43,6 +50,9 @@ export interface RateLimiterOptions {
   /** Block length after a bucket trips, in ms, or per rule (default: 2 × the bucket's window). */
   blockMs?: number | ((rule: RateLimitRule) => number);
 }
+
+/** The share of a bucket's limit its last count must have left for {@link RateLimiter.hasRoom}. */
+export const ROOM_SHARE = 0.1;
 
 /** The key IP buckets use when the request has no client address. */
 export const UNKNOWN_CLIENT_IP = 'unknown';
@@ -92,25 +102,47 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
   // At least an hour: the store may be shared with the API-host token endpoint's hourly bucket (api.ts).
   const longestWindow = Math.max(60 * 60_000, ...Object.values(table).flatMap((rules) => (rules ?? []).map((r) => r.windowMs)));
 
-  return {
-    async check({ tokenId, method, clientIp, now }): Promise<Record<string, string>> {
-      const m = (method === 'HEAD' ? 'GET' : method) as RateLimitMethod;
-      const rules = Object.prototype.hasOwnProperty.call(distinct, m) ? distinct[m] : undefined;
-      if (!rules || rules.length === 0) return {};
-      const buckets: BucketHit[] = rules.map(({ rule: r, n, blockMs }) => ({
+  /** The request's buckets, each with its key (undefined: the method is not limited). */
+  const bucketsOf = (tokenId: string, method: string, clientIp: string | undefined): { m: RateLimitMethod; buckets: BucketHit[] } | undefined => {
+    const m = (method === 'HEAD' ? 'GET' : method) as RateLimitMethod;
+    const rules = Object.prototype.hasOwnProperty.call(distinct, m) ? distinct[m] : undefined;
+    if (!rules || rules.length === 0) return undefined;
+    return {
+      m,
+      buckets: rules.map(({ rule: r, n, blockMs }) => ({
         key: `${m}:${n}:${r.keyBy}:${r.keyBy === 'token' ? tokenId : clientIp || UNKNOWN_CLIENT_IP}`,
         limit: r.limit,
         windowMs: r.windowMs,
         blockMs,
-      }));
+      })),
+    };
+  };
+  // What each key had left after its last admitted request in this process (none after a refusal): hasRoom's memo,
+  // at most ROOM_KEYS keys (started afresh when full: a miss only means waiting for the count).
+  const room = new Map<string, number>();
+
+  return {
+    hasRoom({ tokenId, method, clientIp }) {
+      const mine = bucketsOf(tokenId, method, clientIp);
+      if (!mine) return true;
+      for (const b of mine.buckets) if ((room.get(b.key) ?? 0) < Math.max(1, Math.ceil(b.limit * ROOM_SHARE))) return false;
+      return true;
+    },
+    async check({ tokenId, method, clientIp, now }): Promise<Record<string, string>> {
+      const mine = bucketsOf(tokenId, method, clientIp);
+      if (!mine) return {};
+      const { m, buckets } = mine;
       const out = await store.hit(buckets, now);
       if (!out.admitted) {
+        for (const b of buckets) room.delete(b.key);
         // A request that waited for another process's trip can see a block starting after its own `now`:
         // never announce more than a whole block.
         const ms = Math.min(out.retryAfterMs, Math.max(...buckets.map((b) => b.blockMs)));
         const seconds = Math.max(1, Math.ceil(ms / 1000));
         throw new ProblemError('rate_limited', `Too many ${m} requests; retry after ${seconds} s`, { retryAfter: seconds }, { 'retry-after': String(seconds) });
       }
+      if (room.size >= ROOM_KEYS) room.clear();
+      if (out.buckets.length === buckets.length) out.buckets.forEach((s, i) => room.set(buckets[i]!.key, s.remaining));
       const tightest = mostConstrained(out.buckets);
       return {
         'x-ratelimit-limit': String(tightest.limit),
@@ -124,6 +156,9 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
     },
   };
 }
+
+/** At most this many keys in a limiter's memo of room left. */
+const ROOM_KEYS = 10_000;
 
 /** The bucket with the fewest requests left; ties go to the smaller limit, then the later reset. */
 function mostConstrained(buckets: readonly BucketState[]): BucketState {

@@ -2,13 +2,6 @@ import type { SqlStore } from '../sql/dialect';
 import { activeBlock, countTogether, countUnlessBlocked, forgetOldWindows, refuse, sweepRateLimits, type CounterKey } from '../sql/queries/rate-limits';
 import { highestAdmitted, inKeyOrder, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
 
-/**
- * When the requests that reached the limiter in this turn of the event loop
- * are counted: Node's own setImmediate, taken when the module loads (fake
- * timers a test installs later do not hold requests back); where there is
- * none, the end of the current run of microtasks.
- */
-const laterThisTurn: (fn: () => void) => void = typeof setImmediate === 'function' ? setImmediate : queueMicrotask;
 
 /**
  * Counters in the database (tables `rate_counters`, `rate_blocks`), so every
@@ -26,11 +19,13 @@ const laterThisTurn: (fn: () => void) => void = typeof setImmediate === 'functio
  * - refused: take the counts back and block each tripped key unless a block
  *   already runs (its retry neither shortens nor extends the block).
  *
- * The requests that reach the limiter in one turn of the event loop (a busy
- * client's, whose authentications came back together) are counted with one
- * statement where they all fit: see `hitTogether`. Every statement commits on
- * its own, so they go through the store's `reads` where it has one (sent with
- * the other statements of the moment).
+ * The requests that reach the limiter in one run of the microtask queue (a
+ * busy client's, whose authentications came back together) are counted with
+ * one statement where they all fit: see `hitTogether`. Every statement commits
+ * on its own, so they go through the store's `reads` where it has one, sent
+ * with the other statements of the moment: the reads of requests the limiter
+ * had room for, started beside their count (http/handle.ts), go in the same
+ * write.
  */
 export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
   const db = store.reads ?? store.db;
@@ -111,7 +106,7 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
     hit(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
       if (buckets.length === 0) return Promise.resolve({ admitted: true, buckets: [] });
       return new Promise<HitOutcome>((resolve, reject) => {
-        if (queue.push({ buckets, now, resolve, reject }) === 1) laterThisTurn(flush);
+        if (queue.push({ buckets, now, resolve, reject }) === 1) queueMicrotask(flush);
       });
     },
 
