@@ -402,6 +402,15 @@ export function rateLimitsSuite(factory: StoreFactory): void {
       expect(reply.headers['x-ratelimit-remaining']).toBe('17');
     });
 
+    it('a read that fails while its count is pending (404) answers its error once counted, and nothing is left unhandled', async () => {
+      const token = await fresh();
+      for (let i = 0; i < 2; i++) expect((await get('/members', token)).status).toBe(200);
+      const missing = await whileHeld(() => get('/tasks/tsk_not_there_at_all', token));
+      expect(missing.answeredEarly).toBe(false);
+      expect(missing.reply.status).toBe(404);
+      expect(missing.reply.headers['x-ratelimit-remaining']).toBe('17');
+    });
+
     it("without room (a token's first request) the read waits for the count; a write always does", async () => {
       const p = await h.project();
       const t = await h.task(p.id);

@@ -179,12 +179,10 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
      */
     const read = async <T>(pending: Promise<T>): Promise<T> => {
       if (counting) {
-        try {
-          await admitted();
-        } catch (refused) {
-          pending.catch(() => undefined);
-          throw refused;
-        }
+        // A read that fails before the count answers (a 404) is held here, never left unhandled meanwhile;
+        // on a refusal its outcome is dropped.
+        pending.catch(() => undefined);
+        await admitted();
       }
       return pending;
     };
