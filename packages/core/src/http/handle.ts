@@ -225,10 +225,12 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
         if (!((method === 'GET' || method === 'HEAD') && o.limiter.hasRoom?.(input))) await admitted();
       }
       if (segs.length === 0) throw new ProblemError('route_not_found', 'Name a resource: /api/v3/{resource}');
-      // A custom route runs the host's code: it waits for the count.
-      if (counting && matchCustom(method, segs)) await admitted();
-      const custom = await customRoute(req, method, segs, principal, query);
-      if (custom) return respond(custom);
+      const match = matchCustom(method, segs);
+      if (match) {
+        // A custom route runs the host's code: it waits for the count.
+        await admitted();
+        return respond(await customRoute(req, method, principal, query, match));
+      }
       let res = registry.byPath.get(segs[0]!);
       if (!res) {
         const current = registry.retiredPaths.get(segs[0]!);
@@ -284,10 +286,8 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
     }
   };
 
-  /** Match and run a custom route; undefined when none has this path. */
-  async function customRoute(req: HttpRequest, method: string, segs: string[], principal: Principal, query: URLSearchParams): Promise<OpResult | undefined> {
-    const m = matchCustom(method, segs);
-    if (!m) return undefined;
+  /** Run the custom route that `m` matched (or refuse the method it does not allow). */
+  async function customRoute(req: HttpRequest, method: string, principal: Principal, query: URLSearchParams, m: NonNullable<ReturnType<typeof matchCustom>>): Promise<OpResult> {
     if ('allowed' in m) throw new ProblemError('method_not_allowed', `${method} is not allowed here`, { allowed: m.allowed }, { allow: m.allowed.join(', ') });
     const { route: r, params } = m;
     noteRequest(req, { route: `${prefix}/${r.path}` });

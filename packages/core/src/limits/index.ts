@@ -54,6 +54,9 @@ export interface RateLimiterOptions {
 /** The share of a bucket's limit its last count must have left for {@link RateLimiter.hasRoom}. */
 export const ROOM_SHARE = 0.1;
 
+/** At most this many keys in a limiter's memo of room left. */
+const ROOM_KEYS = 10_000;
+
 /** The key IP buckets use when the request has no client address. */
 export const UNKNOWN_CLIENT_IP = 'unknown';
 
@@ -156,9 +159,6 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
     },
   };
 }
-
-/** At most this many keys in a limiter's memo of room left. */
-const ROOM_KEYS = 10_000;
 
 /** The bucket with the fewest requests left; ties go to the smaller limit, then the later reset. */
 function mostConstrained(buckets: readonly BucketState[]): BucketState {

@@ -2,7 +2,6 @@ import type { SqlStore } from '../sql/dialect';
 import { activeBlock, countTogether, countUnlessBlocked, forgetOldWindows, refuse, sweepRateLimits, type CounterKey } from '../sql/queries/rate-limits';
 import { highestAdmitted, inKeyOrder, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
 
-
 /**
  * Counters in the database (tables `rate_counters`, `rate_blocks`), so every
  * process sharing it enforces one limit. An admitted request costs one
