@@ -44,10 +44,12 @@ for (let r = 0; r < RUNS; r++) {
       await loadOnce(srv.url, v, { seconds: 1, connections: 10 });
       const a = ticks(srv.child.pid); const as = sysTicks(srv.child.pid);
       const p = PG ? postgresTicks() : 0;
+      const load0 = process.cpuUsage();
       const res = await loadOnce(srv.url, v, { seconds: SECONDS, connections: 10 });
       const n = res.rps * SECONDS;
+      const load = process.cpuUsage(load0);
       const db = PG ? `  Postgres ${(((postgresTicks() - p) * 10000) / n).toFixed(0)} µs/request` : '';
-      console.log(`${kind.padEnd(7)} ${res.rps.toFixed(0).padStart(6)} req/s  server ${(((ticks(srv.child.pid) - a) * 10000) / n).toFixed(0)} µs/request (sys ${(((sysTicks(srv.child.pid) - as) * 10000) / n).toFixed(0)})${db}  (${res.non2xx} not 2xx)`);
+      console.log(`${kind.padEnd(7)} ${res.rps.toFixed(0).padStart(6)} req/s  server ${(((ticks(srv.child.pid) - a) * 10000) / n).toFixed(0)} µs/request (sys ${(((sysTicks(srv.child.pid) - as) * 10000) / n).toFixed(0)})${db}  load ${((load.user + load.system) / n).toFixed(0)} µs/request (${((load.user + load.system) / SECONDS / 1e4).toFixed(0)} % of a core)  (${res.non2xx} not 2xx)`);
     } finally {
       await srv.stop();
     }

@@ -1,6 +1,7 @@
 // node inproc.mjs [--pg] CASE…: in-process CPU cost per request of api.handle (no HTTP), with the
 // statements each request runs. CPU time (process.cpuUsage), so it stays meaningful on a busy machine.
-// Cases: get, list50, expand, post, patch; add "+limiter" for the database rate limiter (e.g. get+limiter).
+// Cases: get, list50, expand, post, patch; add "+limiter" for the database rate limiter (e.g. get+limiter), "+mem"
+// for the in-memory one.
 // CONC=k hands k requests at once, as http-node hands a turn's requests on (default 1: one after another).
 // NOREADS=1 leaves the store's `reads` out: every statement outside a transaction on a connection of its own.
 import { createPmapi, createRateLimiter, V3_RATE_LIMITS } from '@pmapi/core';
@@ -26,7 +27,7 @@ for (const c of cases) {
   const onQuery = (q, ms) => { statements.push(q); const k = q.slice(0, 60); dur.set(k, (dur.get(k) ?? 0) + ms); };
   const store = PG ? await openPostgresStore({ connectionString: url, onQuery }) : await openSqliteStore({ filename: url, onQuery });
   if (process.env.NOREADS) delete store.reads;
-  const api = await createPmapi({ store, rateLimiter: lim ? createRateLimiter({ store: 'database', sqlStore: store, limits: raised }) : false });
+  const api = await createPmapi({ store, rateLimiter: lim ? createRateLimiter({ store: lim === 'mem' ? 'memory' : 'database', sqlStore: store, limits: raised }) : false });
   const auth = { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' };
   let i = 0;
   const stamps = new Map();

@@ -65,7 +65,10 @@ const SCRIPTS = {
   rawSqlite: MINIMAL ? './server-raw-minimal.mjs' : './server-raw.mjs', rawPg: MINIMAL ? './server-raw-pg-minimal.mjs' : './server-raw-pg.mjs',
 };
 
-/** A fresh server process on core 0: `kind` pmapi, limiter (pmapi with the database rate limiter) or raw. */
+/**
+ * A fresh server process on core 0: `kind` pmapi, limiter (pmapi with the database rate limiter) or raw.
+ * BENCH_NODE_FLAGS: Node flags for the server (e.g. `--trace-deopt`, `--max-semi-space-size=32`).
+ */
 export async function startServer(kind, target, { copyFrom } = {}) {
   const isPg = target.startsWith('postgres');
   const script = kind === 'raw' ? (isPg ? SCRIPTS.rawPg : SCRIPTS.rawSqlite) : SCRIPTS[kind];
@@ -74,7 +77,7 @@ export async function startServer(kind, target, { copyFrom } = {}) {
     copyFileSync(copyFrom, file);
     for (const ext of ['-wal', '-shm']) if (existsSync(file + ext)) rmSync(file + ext);
   }
-  const argv = [process.execPath, here(script), file];
+  const argv = [process.execPath, ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), here(script), file];
   const env = { ...process.env, ...(kind === 'limiter' ? { BENCH_LIMITER: '1' } : {}) };
   const child = PINNED
     ? spawn('taskset', ['-c', '0', ...argv], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env })

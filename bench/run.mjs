@@ -5,7 +5,8 @@
 // run: a raw handler that skipped the link rows or the API's field shapes would measure less work),
 // on 100k tasks. Each run is a fresh server pinned
 // to core 0 (taskset), the load from this process pinned to core 1, a 1 s warm-up, then the measured
-// seconds; the variants of a case alternate (A B C A B C …), at least 3 runs each, at each number of
+// seconds; the variants of a case alternate, each run in another order (A B C, B C A, C A B, …: no variant always
+// runs first, so a drift of the machine within a round does not favour one), at least 3 runs each, at each number of
 // connections. It prints medians with min–max and each comparison beside its target. `--soak` adds 5
 // minutes of mixed load at 16 connections, sampling the server's RSS. A benchmark: it gates nothing.
 // --baseline minimal: the first raw handlers (server-raw-minimal.mjs), which answer less than pmapi; set before matrix.mjs loads.
@@ -55,7 +56,9 @@ for (const c of caseList(s)) {
   for (const connections of CONNECTIONS) {
     const got = Object.fromEntries(Object.keys(c.variants).map((k) => [k, []]));
     for (let run = 0; run < RUNS; run++) {
-      for (const [k, v] of Object.entries(c.variants)) {
+      const variants = Object.entries(c.variants);
+      for (let i = 0; i < variants.length; i++) {
+        const [k, v] = variants[(i + run) % variants.length];
         const r = await measure(v, connections);
         if (r.non2xx || r.errors) console.warn(`  ${c.name} ${k} c=${connections}: ${r.non2xx} non-2xx, ${r.errors} errors`);
         got[k].push(r);

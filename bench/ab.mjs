@@ -1,0 +1,53 @@
+// node ab.mjs CASE [--pg] [--limiter] [--pairs N] [--seconds S]: two variants of one case of the matrix, measured in
+// N pairs (default 8), each pair in a random order, at 10 connections: the server's CPU per request (its /proc stat,
+// user + system) and the throughput, with medians and each pair's difference. Variants: raw and pmapi; with
+// --limiter, pmapi and pmapi with the database rate limiter (BENCH_LIMITER_STORE=memory: the in-memory one); for
+// deep and expand, A and B. For effects of a few percent, which the machine's drift from one run to the next
+// (often more than that) hides in a fixed-order alternation: a pair's two runs are close in time, and no variant
+// is always first.
+import { readFileSync } from 'node:fs';
+const { caseList, loadOnce, median, openTarget, pinLoad, startServer } = await import('./matrix.mjs');
+
+const args = process.argv.slice(2).filter((a) => a !== '--');
+const opt = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const PG = args.includes('--pg');
+const PAIRS = Number(opt('pairs', 8));
+const SECONDS = Number(opt('seconds', 3));
+const name = args.find((a, i) => !a.startsWith('--') && !['--pairs', '--seconds'].includes(args[i - 1])) ?? 'get';
+pinLoad();
+const target = await openTarget({ pg: PG, tasks: Number(process.env.BENCH_TASKS ?? 20000) });
+const c = caseList(target.seed).find((x) => x.name === name);
+if (!c) throw new Error(`no case ${name}; cases: ${caseList(target.seed).map((x) => x.name).join(', ')}`);
+const kinds = !c.variants.raw ? ['A', 'B'] : args.includes('--limiter') ? ['pmapi', 'limiter'] : ['raw', 'pmapi'];
+const variantOf = (kind) => (c.variants.raw ? { server: kind, req: c.variants.raw.req } : c.variants[kind]);
+const ticks = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(f[11]) + Number(f[12]);
+};
+const cpu = Object.fromEntries(kinds.map((k) => [k, []]));
+const rps = Object.fromEntries(kinds.map((k) => [k, []]));
+console.log(`${name} on ${PG ? 'Postgres' : 'SQLite'}: ${kinds.join(' vs ')}, ${PAIRS} pairs of ${SECONDS} s runs at 10 connections, each pair in random order`);
+for (let i = 0; i < PAIRS; i++) {
+  for (const kind of Math.random() < 0.5 ? kinds : [...kinds].reverse()) {
+    const v = variantOf(kind);
+    const srv = await startServer(v.server, target.url, {});
+    try {
+      await loadOnce(srv.url, v, { seconds: 1, connections: 10 });
+      const a = ticks(srv.child.pid);
+      const r = await loadOnce(srv.url, v, { seconds: SECONDS, connections: 10 });
+      if (r.non2xx || r.errors) console.warn(`  ${kind}: ${r.non2xx} not 2xx, ${r.errors} errors`);
+      cpu[kind].push(((ticks(srv.child.pid) - a) * 10000) / (r.rps * SECONDS));
+      rps[kind].push(r.rps);
+    } finally {
+      await srv.stop();
+    }
+  }
+}
+const [a, b] = kinds;
+for (const k of kinds) console.log(`${k.padEnd(7)} server ${median(cpu[k]).toFixed(0)} µs/request (${cpu[k].map((x) => x.toFixed(0)).join(' ')}), ${median(rps[k]).toFixed(0)} req/s`);
+const diffs = cpu[b].map((x, i) => x - cpu[a][i]);
+console.log(`${b} − ${a}: ${median(diffs).toFixed(0)} µs/request median (pairs: ${diffs.map((x) => x.toFixed(0)).join(' ')}); throughput ${b}/${a} ${(median(rps[b]) / median(rps[a])).toFixed(3)}`);
+await target.close();
