@@ -122,20 +122,26 @@ export function caseList(s) {
     method: 'GET', headers: auth,
     requests: [{ setupRequest: (req, ctx) => ({ ...req, path: `/api/v3/tasks/${ids[(ctx.n = ((ctx.n ?? Math.floor(Math.random() * ids.length)) + 1) % ids.length)]}` }) }],
   });
-  // PATCH: each connection edits its own task, with the updatedAt its last answer gave (a 409 gives the current one).
+  // PATCH: each request edits a task no other request in flight is editing, with the updatedAt the task's last answer
+  // gave (a 409 gives the current one). autocannon starts every request with a fresh context, so tasks are handed
+  // out here, round-robin, skipping those in flight: two PATCHes of one task at once would race (one 409).
   const stamps = new Map();
   const patchTasks = s.taskIds.slice(2000, 2200);
+  const inFlight = new Set();
   let nextTask = 0;
+  let edits = 0;
   const patch = () => ({
     method: 'PATCH', headers: json,
     requests: [{
       setupRequest: (req, ctx) => {
-        ctx.task ??= patchTasks[nextTask++ % patchTasks.length];
-        ctx.i = (ctx.i ?? 0) + 1;
-        const body = { name: `renamed ${ctx.i}`, ...(stamps.has(ctx.task) ? { expectedUpdatedAt: stamps.get(ctx.task) } : {}) };
+        do ctx.task = patchTasks[nextTask++ % patchTasks.length];
+        while (inFlight.has(ctx.task));
+        inFlight.add(ctx.task);
+        const body = { name: `renamed ${++edits}`, ...(stamps.has(ctx.task) ? { expectedUpdatedAt: stamps.get(ctx.task) } : {}) };
         return { ...req, path: `/api/v3/tasks/${ctx.task}`, body: JSON.stringify(body) };
       },
       onResponse: (status, body, ctx) => {
+        inFlight.delete(ctx.task);
         try {
           const b = JSON.parse(body);
           const at = status === 200 ? b.updatedAt : b.currentUpdatedAt;
@@ -145,7 +151,11 @@ export function caseList(s) {
     }],
     // Before a run: the current stamps of the tasks (any server answers GET /tasks/{id} with updatedAt).
     prepare: async (url) => {
+      // The PATCHes a previous run left in flight (autocannon stops without their answers) may still be running on
+      // the server: let them finish before the stamps are read, or their tasks' stamps would be stale (a 409 each).
+      await new Promise((resolve) => setTimeout(resolve, 250));
       stamps.clear();
+      inFlight.clear();
       await Promise.all(patchTasks.map(async (id) => {
         const r = await fetch(`${url}/api/v3/tasks/${id}`, { headers: auth });
         stamps.set(id, (await r.json()).updatedAt);
