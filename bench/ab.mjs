@@ -5,8 +5,7 @@
 // deep and expand, A and B. For effects of a few percent, which the machine's drift from one run to the next
 // (often more than that) hides in a fixed-order alternation: a pair's two runs are close in time, and no variant
 // is always first.
-import { readFileSync } from 'node:fs';
-const { caseList, loadOnce, median, openTarget, pinLoad, startServer } = await import('./matrix.mjs');
+const { caseList, cpuTicks, loadOnce, median, openTarget, pinLoad, startServer } = await import('./matrix.mjs');
 
 const args = process.argv.slice(2).filter((a) => a !== '--');
 const opt = (name, dflt) => {
@@ -22,17 +21,16 @@ const target = await openTarget({ pg: PG, tasks: Number(process.env.BENCH_TASKS 
 const c = caseList(target.seed).find((x) => x.name === name);
 if (!c) throw new Error(`no case ${name}; cases: ${caseList(target.seed).map((x) => x.name).join(', ')}`);
 const kinds = !c.variants.raw ? ['A', 'B'] : args.includes('--limiter') ? ['pmapi', 'limiter'] : ['raw', 'pmapi'];
-const variantOf = (kind) => (c.variants.raw ? { server: kind, req: c.variants.raw.req } : c.variants[kind]);
 const ticks = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(f[11]) + Number(f[12]);
+  const t = cpuTicks(pid);
+  return t.user + t.sys;
 };
 const cpu = Object.fromEntries(kinds.map((k) => [k, []]));
 const rps = Object.fromEntries(kinds.map((k) => [k, []]));
 console.log(`${name} on ${PG ? 'Postgres' : 'SQLite'}: ${kinds.join(' vs ')}, ${PAIRS} pairs of ${SECONDS} s runs at 10 connections, each pair in random order`);
 for (let i = 0; i < PAIRS; i++) {
   for (const kind of Math.random() < 0.5 ? kinds : [...kinds].reverse()) {
-    const v = variantOf(kind);
+    const v = c.variants[kind];
     const srv = await startServer(v.server, target.url, {});
     try {
       await loadOnce(srv.url, v, { seconds: 1, connections: 10 });

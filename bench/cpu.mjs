@@ -4,7 +4,7 @@
 // The server's from its /proc stat (user + system), Postgres's summed over every postgres process (SQLite
 // works inside the server). Throughput compares what a request costs; this shows on which side the cost is.
 import { readFileSync, readdirSync } from 'node:fs';
-const { caseList, openTarget, loadOnce, startServer, pinLoad } = await import('./matrix.mjs');
+const { caseList, cpuTicks, openTarget, loadOnce, startServer, pinLoad } = await import('./matrix.mjs');
 
 const args = process.argv.slice(2).filter((a) => a !== '--');
 const PG = args.includes('--pg');
@@ -21,10 +21,10 @@ if (!c) throw new Error(`no case ${name}; cases: ${caseList(target.seed).map((x)
 const kinds = c.variants.raw ? KINDS : ['A', 'B'];
 /** CPU ticks (1/100 s) a process has used. */
 const ticks = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(f[11]) + Number(f[12]);
+  const t = cpuTicks(pid);
+  return t.user + t.sys;
 };
-const sysTicks = (pid) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[12]);
+const sysTicks = (pid) => cpuTicks(pid).sys;
 const postgresTicks = () => {
   let t = 0;
   for (const p of readdirSync('/proc')) {

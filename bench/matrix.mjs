@@ -1,7 +1,7 @@
 // The pieces of `pnpm bench`: the seeded target, the cases with their variants and targets, servers
 // pinned to one core, load pinned to the other, and one measured run.
 import { spawn, execFileSync } from 'node:child_process';
-import { copyFileSync, rmSync, existsSync } from 'node:fs';
+import { copyFileSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { scratchDatabase } from './scratch.mjs';
 import Database from 'better-sqlite3';
@@ -204,6 +204,12 @@ export function loadOnce(base, req, { seconds, connections }) {
       });
     });
   })();
+}
+
+/** CPU time a process has used, in ticks of 1/100 s (its /proc stat): user and system. */
+export function cpuTicks(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return { user: Number(f[11]), sys: Number(f[12]) };
 }
 
 export function median(xs) {
