@@ -1,10 +1,10 @@
 import pg from 'pg';
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresDialect, sql, type Expression } from 'kysely';
+import { Kysely, sql, type Expression } from 'kysely';
 import type { DialectSupport, MigrationRunner, MigrationTap, SqlStore } from '@pmapi/core/sql';
 import { assertMigrated, checkOptionNames, migrate, pendingMigrations, previewMigrations, statementLog } from '@pmapi/core/sql';
 import type { StorageKind } from '@pmapi/core';
-import { togetherDialect, type PooledConnection } from './together';
+import { pipelinedDialect, togetherDialect, type PooledConnection, type StatementLogger } from './together';
 
 /** SQLSTATE classes and driver errors that mean "the database is not there right now": answer 503. */
 const UNAVAILABLE_STATES = /^(08|57P0|53300|40P01|40001|57014|55P03)/;
@@ -19,7 +19,7 @@ function errCode(err: unknown): string {
  * (milliseconds, so `expectedUpdatedAt` round-trips), text with the "C"
  * collation (byte order, as on SQLite), JSON as `jsonb`.
  */
-export function postgresDialectSupport(opts: { icu: boolean }): DialectSupport {
+export function postgresDialectSupport(opts: { icu: boolean; pipeline?: boolean }): DialectSupport {
   return {
     name: 'postgres',
     ddl: {
@@ -66,7 +66,7 @@ export function postgresDialectSupport(opts: { icu: boolean }): DialectSupport {
     isoInstants: true,
     // Unicode lower case through ICU when the server has it (lower() under "C" folds ASCII only).
     fold: (e: Expression<unknown>) => (opts.icu ? sql<string>`lower(${e} collate "und-x-icu")` : sql<string>`lower(${e})`),
-    capabilities: { forUpdate: true, multiProcess: true, writableCte: true, unloggedTables: true },
+    capabilities: { forUpdate: true, multiProcess: true, writableCte: true, unloggedTables: true, pipeline: opts.pipeline ?? false },
     isUniqueViolation: (err) => errCode(err) === '23505',
     isUnavailable: (err) =>
       UNAVAILABLE_STATES.test(errCode(err)) ||
@@ -114,6 +114,9 @@ const PMAPI_TYPES = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary' ? instantText : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
+
+/** A statement held back to leave with the next one sent on its connection, and its answer's settlers. */
+type Held = { sql: string; values: unknown[]; resolve: (r: unknown) => void; reject: (err: unknown) => void };
 
 /** The statement name of `begin`, prepared once per connection. */
 const BEGIN_STATEMENT = 'pmapi_begin';
@@ -292,6 +295,8 @@ function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string
         let stale = false;
         // A `begin` not sent yet: it goes with the transaction's first statement (BeginThenQuery).
         let beginPending = false;
+        // Statements held to leave with the next one sent on this connection (`hold`).
+        let held: Held[] = [];
         const noteStale = (err: { code?: string }) => {
           if (err?.code === '0A000') stale = true;
           throw err;
@@ -304,8 +309,83 @@ function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string
           }
           return types && typeof config === 'string' ? client.query({ text: config, values, types }) : client.query(config as string, values);
         };
+        /**
+         * pg's pipeline mode: each statement is written as it is queued, with its own Sync, and the answers are
+         * matched in order; corked, they leave in one write. A transaction's `begin` not sent yet goes first.
+         */
+        const pipelined = (items: ReadonlyArray<{ sql: string; values: unknown[] }>): Promise<Array<PromiseSettledResult<unknown>>> => {
+          const c = client as unknown as { pipeline?: boolean; connection: Connection };
+          c.pipeline = true;
+          c.connection.stream.cork?.();
+          let sent: Array<Promise<unknown>>;
+          let begun: Promise<unknown> | undefined;
+          try {
+            if (beginPending) {
+              beginPending = false;
+              begun = client.query({ name: BEGIN_STATEMENT, text: 'begin' });
+              begun.catch(() => undefined);
+            }
+            sent = items.map((st) => run(st.sql, st.values));
+          } finally {
+            c.connection.stream.uncork?.();
+          }
+          return Promise.allSettled(sent)
+            .then(async (answers) => {
+              if (begun) {
+                try {
+                  await begun;
+                } catch (reason) {
+                  // Without their transaction the statements' answers mean nothing: all of them fail as it did.
+                  return answers.map((): PromiseSettledResult<unknown> => ({ status: 'rejected', reason }));
+                }
+              }
+              return answers;
+            })
+            .finally(() => {
+              c.pipeline = false;
+            });
+        };
+        /** Settle held statements with their answers (the first ones of `answers`); the first failure among them, if any. */
+        const settleHeld = (batch: Held[], answers: Array<PromiseSettledResult<unknown>>): PromiseRejectedResult | undefined => {
+          let failed: PromiseRejectedResult | undefined;
+          batch.forEach((h, i) => {
+            const a = answers[i]!;
+            if (a.status === 'fulfilled') h.resolve(a.value);
+            else {
+              failed ??= a;
+              h.reject(a.reason);
+            }
+          });
+          return failed;
+        };
+        /**
+         * A statement with the held ones in front, in one write. A held statement that failed fails it too,
+         * with that statement's error: inside a transaction it could not have done its work (a `commit` then
+         * ends the transaction as a rollback).
+         */
+        const withHeld = (text: string, values: unknown[]): Promise<unknown> => {
+          const batch = held;
+          held = [];
+          return pipelined([...batch, { sql: text, values }]).then((answers) => {
+            const failed = settleHeld(batch, answers);
+            if (failed) throw failed.reason;
+            const own = answers[batch.length]!;
+            if (own.status === 'rejected') throw own.reason;
+            return own.value;
+          });
+        };
+        const dropHeld = (why: string) => {
+          const batch = held;
+          held = [];
+          for (const h of batch) h.reject(new Error(why));
+        };
         w = {
           query(config: unknown, values?: unknown[]) {
+            if (held.length > 0) {
+              // A rollback drops what was held (it would be undone anyway); anything else takes it along.
+              if (config === 'rollback') dropHeld('pmapi: rolled back before the statement was sent');
+              else if (typeof config === 'string') return withHeld(config, values ?? []);
+            }
             if (beginPending) {
               beginPending = false;
               // Nothing ran in the transaction: there is nothing to end.
@@ -328,24 +408,26 @@ function preparingPool(pool: pg.Pool, o: { prepare: boolean; searchPath?: string
             return run(config, values);
           },
           together(statements: ReadonlyArray<{ sql: string; parameters: readonly unknown[] }>) {
-            // pg's pipeline mode: each statement is written as it is queued, with its own Sync, and the answers
-            // are matched in order; corked, they leave in one write. A driver without it runs them one after
-            // another on this connection: the same answers, a round trip each.
-            const c = client as unknown as { pipeline?: boolean; connection: Connection };
-            c.pipeline = true;
-            c.connection.stream.cork?.();
-            let sent: Array<Promise<unknown>>;
-            try {
-              sent = statements.map((st) => run(st.sql, [...st.parameters]));
-            } finally {
-              c.connection.stream.uncork?.();
-            }
-            return Promise.allSettled(sent).finally(() => {
-              c.pipeline = false;
+            const batch = held;
+            held = [];
+            return pipelined([...batch, ...statements.map((st) => ({ sql: st.sql, values: [...st.parameters] }))]).then((answers) => {
+              const failed = settleHeld(batch, answers);
+              const own = answers.slice(batch.length);
+              return failed ? own.map(() => failed) : own;
             });
+          },
+          hold(sql: string, parameters: readonly unknown[]) {
+            return new Promise<unknown>((resolve, reject) => held.push({ sql, values: [...parameters], resolve, reject }));
+          },
+          async sendHeld() {
+            if (held.length === 0) return;
+            const batch = held;
+            held = [];
+            settleHeld(batch, await pipelined(batch));
           },
           release(err?: Error | boolean) {
             beginPending = false;
+            dropHeld('pmapi: the connection was released before the statement was sent');
             const fault = err ?? (stale ? new Error('pmapi: prepared statements invalidated by a schema change') : undefined);
             if (!o.searchPath || fault) {
               client.release(fault);
@@ -501,12 +583,16 @@ async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'chec
   // Always through preparingPool, even with prepare: false: kysely's driver ends the pool it is given on destroy,
   // and a host's pool is not pmapi's to end.
   const checkouts = preparingPool(pool, { prepare: o.prepare !== false, ownsPool: !o.pool, ...(hostSchema ? { searchPath: hostSchema } : {}) });
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: checkouts as unknown as pg.Pool }), ...statementLog(o.onQuery, tap) });
+  const logging = statementLog(o.onQuery, tap);
+  // A transaction's statements may go together (core's SqlRepo.together); not with prepare: false, where a pooler
+  // in transaction mode may not take a pipeline.
+  const pooled = checkouts as unknown as { connect(): Promise<PooledConnection>; end(): Promise<void> };
+  const db = new Kysely<any>({ dialect: pipelinedDialect(pooled, logging.log as StatementLogger, o.prepare !== false), ...logging });
   // Statements outside transactions sent together (together.ts). Not with prepare: false, the setting for a pooler
   // in transaction mode, which may not keep a pipeline's statements on one server connection.
   const reads = o.prepare === false ? undefined : new Kysely<any>({
-    dialect: togetherDialect(checkouts as unknown as { connect(): Promise<PooledConnection> }, new PostgresDialect({ pool: checkouts as unknown as pg.Pool }).createDriver()),
-    ...statementLog(o.onQuery, tap),
+    dialect: togetherDialect(pooled, pipelinedDialect(pooled, logging.log as StatementLogger, true).createDriver()),
+    ...logging,
   });
   const close = async () => {
     await reads?.destroy();
@@ -533,7 +619,7 @@ async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'chec
     });
   try {
     const probe = await pool.query(`select exists (select 1 from pg_collation where collname = 'und-x-icu') as icu`);
-    dialect = postgresDialectSupport({ icu: probe.rows[0]?.icu === true });
+    dialect = postgresDialectSupport({ icu: probe.rows[0]?.icu === true, pipeline: o.prepare !== false });
     schema = o.schema ?? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]!.s;
     if (migrations === 'apply') await applyMigrations();
     else if (migrations === 'check') await assertMigrated(db, dialect, { schema });

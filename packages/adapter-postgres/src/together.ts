@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import {
-  PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
-  type CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type Kysely, type QueryResult, type TransactionSettings,
+  PostgresAdapter, PostgresDriver, PostgresIntrospector, PostgresQueryCompiler,
+  type CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type Kysely, type LogEvent, type QueryResult, type TransactionSettings,
 } from 'kysely';
 
 /** A checked-out connection of the store's pool (preparingPool in index.ts). */
@@ -9,6 +9,15 @@ export interface PooledConnection {
   query(text: string, values?: unknown[]): Promise<unknown>;
   /** The statements sent at once, in one write, each answered on its own (an error fails only its statement). */
   together(statements: ReadonlyArray<{ sql: string; parameters: readonly unknown[] }>): Promise<Array<PromiseSettledResult<unknown>>>;
+  /**
+   * Hold a statement back: it leaves in the same write as the next statement
+   * sent on this connection (a transaction's `commit` at the latest), or
+   * with `sendHeld`. Its answer settles then; should it fail, the statement
+   * it left with fails with the same error.
+   */
+  hold(sql: string, parameters: readonly unknown[]): Promise<unknown>;
+  /** Send the held statements now, on their own (nothing when none is held). */
+  sendHeld(): Promise<void>;
   release(err?: Error | boolean): void;
 }
 
@@ -136,6 +145,111 @@ class LazyConnection implements DatabaseConnection {
   async *streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
     yield* (await this.own()).streamQuery<R>(query, chunkSize);
   }
+
+  /** Held only in a transaction (its own connection); outside one, never. */
+  hold(query: CompiledQuery): Promise<QueryResult<unknown>> | undefined {
+    return this.owned && 'hold' in this.owned ? (this.owned as PipelinedConnection).hold(query) : undefined;
+  }
+
+  async sendHeld(): Promise<void> {
+    if (this.owned && 'sendHeld' in this.owned) await (this.owned as PipelinedConnection).sendHeld();
+  }
+
+  /** In a transaction, on its connection; outside one, each statement goes with the others of the moment. */
+  together(queries: readonly CompiledQuery[]): Promise<Array<PromiseSettledResult<QueryResult<unknown>>>> {
+    if (this.owned && 'together' in this.owned) return (this.owned as PipelinedConnection).together(queries);
+    return Promise.allSettled(queries.map((q) => this.executeQuery<unknown>(q)));
+  }
+}
+
+/** kysely's log function of a store (statementLog), told of the statements sent together, which bypass kysely's own logging. */
+export type StatementLogger = ((event: LogEvent) => void) | undefined;
+
+/**
+ * A connection of the store's `db`: kysely's PostgresConnection's reading of
+ * results, plus `together` (core's TogetherConnection): a transaction's
+ * statements sent in one write (pg's pipeline mode; see PooledConnection).
+ */
+class PipelinedConnection implements DatabaseConnection {
+  constructor(
+    readonly client: PooledConnection,
+    private readonly log: StatementLogger,
+    /** false: one statement after another (a pooler in transaction mode may not take a pipeline). */
+    private readonly pipeline: boolean,
+  ) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return kyselyResult((await this.client.query(query.sql, [...query.parameters])) as pg.QueryResult) as QueryResult<R>;
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('pmapi: streaming is not used on Postgres');
+  }
+
+  async together(queries: readonly CompiledQuery[]): Promise<Array<PromiseSettledResult<QueryResult<unknown>>>> {
+    if (!this.pipeline) {
+      const answers: Array<PromiseSettledResult<QueryResult<unknown>>> = [];
+      for (const q of queries) answers.push(await this.executeQuery<unknown>(q).then((value) => ({ status: 'fulfilled' as const, value }), (reason: unknown) => ({ status: 'rejected' as const, reason })));
+      return answers;
+    }
+    const started = performance.now();
+    const answers = await this.client.together(queries);
+    if (this.log) {
+      const ms = performance.now() - started;
+      for (const q of queries) this.log({ level: 'query', query: q, queryDurationMillis: ms });
+    }
+    return answers.map((a) => (a.status === 'fulfilled' ? { status: 'fulfilled', value: kyselyResult(a.value as pg.QueryResult) } : a));
+  }
+
+  /** core's HoldingConnection: undefined where statements are not pipelined (the caller runs it now). */
+  hold(query: CompiledQuery): Promise<QueryResult<unknown>> | undefined {
+    if (!this.pipeline) return undefined;
+    this.log?.({ level: 'query', query, queryDurationMillis: 0 });
+    return this.client.hold(query.sql, query.parameters).then((r) => kyselyResult(r as pg.QueryResult));
+  }
+
+  sendHeld(): Promise<void> {
+    return this.client.sendHeld();
+  }
+}
+
+/**
+ * kysely's Postgres driver over the store's checkouts, whose connections
+ * are {@link PipelinedConnection}s (begin, commit and savepoints as kysely
+ * runs them).
+ */
+class PipelinedDriver extends PostgresDriver {
+  private readonly connections = new WeakMap<PooledConnection, PipelinedConnection>();
+
+  constructor(
+    private readonly checkouts: { connect(): Promise<PooledConnection>; end(): Promise<void> },
+    private readonly log: StatementLogger,
+    private readonly pipeline: boolean,
+  ) {
+    super({ pool: checkouts as unknown as pg.Pool });
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const client = await this.checkouts.connect();
+    let c = this.connections.get(client);
+    if (!c) this.connections.set(client, (c = new PipelinedConnection(client, this.log, this.pipeline)));
+    return c;
+  }
+
+  override async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    (connection as PipelinedConnection).client.release();
+  }
+}
+
+/** The dialect of a store's `db`: kysely's Postgres dialect whose connections can send statements together. */
+export function pipelinedDialect(checkouts: { connect(): Promise<PooledConnection>; end(): Promise<void> }, log: StatementLogger, pipeline: boolean): Dialect {
+  return {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => new PipelinedDriver(checkouts, log, pipeline),
+    createIntrospector: (db: Kysely<any>) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  };
 }
 
 /** The dialect of a store's `reads`, over the pool its `db` uses (`direct`: that dialect's driver, not yet initialised). */

@@ -221,6 +221,13 @@ export function tasksSuite(factory: StoreFactory): void {
       const nice = rs.map((r) => r.body.niceId).sort((x, y) => Number(x) - Number(y));
       expect(nice).toEqual(Array.from({ length: 20 }, (_, i) => String(i + 1)));
     });
+
+    it('20 concurrent creates in one project get 20 distinct auto orders, rising with niceId (the MAX(order) is read under the counter\'s lock)', async () => {
+      const p = await H().project();
+      const rs = await Promise.all(Array.from({ length: 20 }, (_, i) => H().post('/tasks', { name: `O${i}`, projectId: p.id })));
+      const tasks = rs.map((r) => ok(r, 201)).sort((x, y) => Number(x.niceId) - Number(y.niceId));
+      expect(tasks.map((t) => t.order)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    });
   });
 
   describe(`[${factory.name}] v3 Task: order (auto order, sibling subtasks cannot share a rank)`, () => {

@@ -129,12 +129,15 @@ export const taskResource = defineResource({
         input.archivedById = ctx.principal.memberId;
       } else input.archived = false;
       // The counter bump locks the project row until commit, so creates in one project are serialised
-      // from here on: the MAX(order) below sees every earlier create.
-      input.niceId = await nextNiceId(ctx, project);
-      if (input.order === undefined) {
-        const m = await ctx.repo.max(ctx.registry.get('task'), ctx.teamId, 'order', { project_id: project });
-        input.order = (m ?? 0) + 1;
-      }
+      // from here on: the MAX(order) after it sees every earlier create. The two go to the database together
+      // (one round trip while the lock is held); the MAX still runs after the bump, when the lock is ours.
+      const orderless = input.order === undefined;
+      const [niceId, m] = await ctx.repo.together(() => [
+        nextNiceId(ctx, project),
+        orderless ? ctx.repo.max(ctx.registry.get('task'), ctx.teamId, 'order', { project_id: project }) : Promise.resolve(null),
+      ] as const);
+      input.niceId = niceId;
+      if (input.order === undefined) input.order = (m ?? 0) + 1;
       await checkSiblingOrder(ctx, (input.parentTaskId) ?? null, input.order);
       // A task the service creates (a recurring rule's) has no creating member.
       input.createdById = ctx.principal.memberId || null;

@@ -18,6 +18,7 @@ import { readContext, writeContext } from './write-context';
 import { flushEvents, lifecycleEvent, membershipEvents } from './events';
 import { checkRefs, checkTargets, fieldOfRelation, linkedIds, relationIds, unlisted, visibleAmong } from './references';
 import { purge } from './purge';
+import type { WebhooksAhead } from '../sql/queries/webhooks';
 
 export const SOFT_DELETE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export { BATCH_MAX } from '../resources/fields';
@@ -153,7 +154,8 @@ export class Engine {
     if (res.projectField && typeof values[res.projectField] === 'string') await ctx.access.assertProject(values[res.projectField] as string);
     const rec = await newRecord(ctx, res, values);
     const now = rec.createdAt;
-    await ctx.repo.insert(res, ctx.teamId, rec);
+    // Nothing is read back from the insert: on Postgres it leaves with the next statement (at the latest the commit).
+    await ctx.repo.insert(res, ctx.teamId, rec, { behind: true });
     for (const [relation, ids] of Object.entries(relations)) {
       const rel = res.relations![relation]!;
       if (rel.validate) await rel.validate(ctx, rec, ids);
@@ -337,8 +339,8 @@ export class Engine {
   }
 
   /** Write collected events to the outbox in the same transaction (services/events.ts). */
-  async flushEvents(trx: Kysely<any>, principal: Principal, events: PendingEvent[], now: number): Promise<void> {
-    return flushEvents(this.store, this.config, trx, principal, events, now);
+  async flushEvents(trx: Kysely<any>, principal: Principal, events: PendingEvent[], now: number, ahead?: WebhooksAhead): Promise<void> {
+    return flushEvents(this.store, this.config, trx, principal, events, now, ahead);
   }
 
   /** Destroy soft-deleted rows past retention; emits `{resource}.force_deleted`. Returns how many went (services/purge.ts). */

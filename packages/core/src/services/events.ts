@@ -6,9 +6,9 @@
 import type { Kysely } from 'kysely';
 import { iso } from '../clock/index';
 import type { Rec, Resource } from '../resources/define-resource';
-import { insertOutbox } from '../sql/queries/outbox';
+import { insertOutbox, insertOutboxBehind } from '../sql/queries/outbox';
 import { storedAudience } from '../sql/queries/activity';
-import type { LiveWebhook } from '../sql/queries/webhooks';
+import type { LiveWebhook, WebhooksAhead } from '../sql/queries/webhooks';
 import type { SqlStore } from '../sql/dialect';
 import { audienceOf, eventPayload } from './records';
 import type { PendingEvent, Principal, WriteContext } from './context';
@@ -50,8 +50,12 @@ export async function membershipEvents(ctx: WriteContext, res: Resource, rec: Re
   }
 }
 
-/** Write collected events to the outbox in the same transaction (the delivery envelope of spec "Delivery request"). */
-export async function flushEvents(store: SqlStore, config: EngineConfig, trx: Kysely<any>, principal: Principal, events: PendingEvent[], now: number): Promise<void> {
+/**
+ * Write collected events to the outbox in the same transaction (the delivery envelope of spec "Delivery request").
+ * With the team's webhooks read `ahead` (liveWebhooksAhead), the outbox rows and their delivery jobs are held to
+ * leave with the transaction's next statement, its commit at the latest (on Postgres: no round trip of their own).
+ */
+export async function flushEvents(store: SqlStore, config: EngineConfig, trx: Kysely<any>, principal: Principal, events: PendingEvent[], now: number, ahead?: WebhooksAhead): Promise<void> {
   if (events.length === 0) return;
   const d = store.dialect;
   const rows = events.map((e) => {
@@ -79,6 +83,17 @@ export async function flushEvents(store: SqlStore, config: EngineConfig, trx: Ky
       member_id: principal.memberId || null,
     };
   });
+  const jobs = rows.map((r, i) => ({ id: r.id, type: r.type, audience: events[i]!.audience }));
+  // A write to a webhook reads the webhooks again, after itself: a webhook gets the event of its own creation.
+  if (ahead && !events.some((e) => e.aggregateType === 'webhook')) {
+    const hooks = await ahead.read();
+    for (let i = 0; i < rows.length; i += 100) {
+      const batch = rows.slice(i, i + 100);
+      await insertOutboxBehind(trx, d, batch, batch.flatMap((r) => Object.values(r)));
+    }
+    await enqueueWebhookJobs(trx, d, principal.teamId, jobs, now, hooks, { behind: true });
+    return;
+  }
   let hooks: LiveWebhook[] | undefined;
   for (let i = 0; i < rows.length; i += 100) {
     const batch = rows.slice(i, i + 100);
@@ -88,5 +103,5 @@ export async function flushEvents(store: SqlStore, config: EngineConfig, trx: Ky
     const found = await insertOutbox(trx, d, batch, params, last ? principal.teamId : undefined);
     if (found) hooks = found;
   }
-  await enqueueWebhookJobs(trx, d, principal.teamId, rows.map((r, i) => ({ id: r.id, type: r.type, audience: events[i]!.audience })), now, hooks);
+  await enqueueWebhookJobs(trx, d, principal.teamId, jobs, now, hooks);
 }

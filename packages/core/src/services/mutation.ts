@@ -2,6 +2,7 @@ import type { OpResult } from '../presenters/v3';
 import type { Engine } from './engine';
 import type { PendingEvent, Principal, WriteContext } from './context';
 import { checkKey, fingerprintOf, once } from './idempotency';
+import { liveWebhooksAhead } from '../sql/queries/webhooks';
 
 /** What a mutation needs of its request: the parsed body and the Idempotency-Key, with the method and URL that fingerprint it. */
 export interface MutationRequest {
@@ -22,9 +23,11 @@ export async function runMutation(engine: Engine, principal: Principal, req: Mut
   const { result, replayed } = await engine.store.transaction(async (trx) => {
     const events: PendingEvent[] = [];
     const ctx = engine.writeContext(principal, trx, events);
+    // On Postgres the team's webhooks are read with the first statement, so the events and their jobs can leave with the commit.
+    const ahead = await liveWebhooksAhead(trx, engine.store.dialect, principal.teamId);
     const run = async (): Promise<OpResult> => {
       const r = await op(ctx, body);
-      await engine.flushEvents(trx, principal, events, ctx.now);
+      await engine.flushEvents(trx, principal, events, ctx.now, ahead);
       return r;
     };
     if (key === undefined) return { result: await run(), replayed: false };

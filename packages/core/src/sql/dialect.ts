@@ -66,6 +66,12 @@ export interface DialectSupport {
      * live there; a database crash empties them.
      */
     unloggedTables?: boolean;
+    /**
+     * A transaction's connection sends statements together and holds one back
+     * until the next (statement-cache.ts `executeTogether`, `holdStatement`):
+     * Postgres, unless opened with `prepare: false`. Where false, nothing asks.
+     */
+    pipeline?: boolean;
   };
   /** A unique constraint refused the write. */
   isUniqueViolation(err: unknown): boolean;

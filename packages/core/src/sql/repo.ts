@@ -1,10 +1,13 @@
-import { sql, type Kysely, type ExpressionBuilder, type Expression, type SqlBool, type SelectQueryBuilder, type RawBuilder } from 'kysely';
-import { runCached } from './statement-cache';
+import { sql, type CompiledQuery, type Compilable, type QueryResult, type Kysely, type ExpressionBuilder, type Expression, type SqlBool, type SelectQueryBuilder, type RawBuilder } from 'kysely';
+import { compileCached, executeTogether, holdStatement } from './statement-cache';
 import type { ColumnInfo, Rec, StoredResource as Resource } from './shape';
 import type { DialectSupport, JsonColumn } from './dialect';
 import type { Condition, ListPlan } from './plan';
 import { compileMapper, type MapperMode } from '../codegen/mapper';
 import { iso } from '../clock/index';
+
+/** A statement held by SqlRepo.together until the gathered ones are sent. */
+type Gathered = { query: CompiledQuery; resolve: (r: QueryResult<any>) => void; reject: (err: unknown) => void };
 
 /** The key under which a record read with `links` carries its relations' ids: `{ [kind]: ids }`, kind = `{resource}.{relation}`. */
 export const LINKS = '@links';
@@ -208,6 +211,54 @@ export class Repo {
     readonly dialect: DialectSupport,
   ) {}
 
+  /** The statements a {@link together} call is gathering (undefined: statements run as they come). */
+  private gathering: Gathered[] | undefined;
+
+  /** Run a fixed-shape statement (statement-cache.ts), or hold it for the {@link together} call gathering them. */
+  private run<R>(shape: string, params: unknown[], build: () => Compilable<R>): Promise<QueryResult<R>> {
+    const query = compileCached(this.dialect.name, shape, params, build);
+    const gathering = this.gathering;
+    if (!gathering) return this.db.executeQuery<R>(query);
+    return new Promise((resolve, reject) => gathering.push({ query, resolve, reject }));
+  }
+
+  /**
+   * The first statement of each repository call `calls` makes (synchronously)
+   * sent to the database together, in the order of the calls: on Postgres in
+   * one write, answered in order (inside a transaction each sees what the
+   * ones before it did, exactly as one after another); elsewhere one after
+   * another. One round trip instead of one each, e.g. a counter bump and the
+   * read that must follow its lock. A call's later statements, and statements
+   * not of a fixed shape, run as usual once the gathered ones are sent. When
+   * one fails, the calls after it fail with that same error.
+   *
+   * @example const [n, m] = await repo.together(() => [repo.increment(…), repo.max(…)]);
+   */
+  async together<T extends readonly unknown[]>(calls: () => { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+    if (this.gathering) throw new Error('pmapi: repository together() calls do not nest');
+    const gathered: Gathered[] = [];
+    this.gathering = gathered;
+    let pending: { [K in keyof T]: Promise<T[K]> };
+    try {
+      pending = calls();
+    } finally {
+      this.gathering = undefined;
+    }
+    // Every call's outcome is taken up by Promise.all below, failures included.
+    const all = Promise.all(pending) as Promise<T>;
+    all.catch(() => undefined);
+    if (gathered.length === 1) this.db.executeQuery(gathered[0]!.query).then(gathered[0]!.resolve, gathered[0]!.reject);
+    else if (gathered.length > 1) {
+      try {
+        const answers = await executeTogether(this.db, gathered.map((g) => g.query));
+        answers.forEach((a, i) => (a.status === 'fulfilled' ? gathered[i]!.resolve(a.value) : gathered[i]!.reject(a.reason)));
+      } catch (err) {
+        for (const g of gathered) g.reject(err);
+      }
+    }
+    return all;
+  }
+
   /** Row (snake_case, encoded) → engine record (camelCase, JS values). */
   decode(res: Resource, row: Record<string, unknown>): Rec {
     let fn = decoders.get(res)?.get(this.dialect);
@@ -230,12 +281,21 @@ export class Repo {
     return out;
   }
 
-  async insert(res: Resource, teamId: string, rec: Record<string, unknown>): Promise<void> {
+  /**
+   * Insert a row. `behind`: inside a transaction whose connection can hold it
+   * (Postgres), the insert leaves with the transaction's next statement
+   * instead of on its own round trip, and its failure (a duplicate, say) is
+   * that statement's failure: for a caller that needs nothing back and does
+   * not handle the insert's own errors.
+   */
+  async insert(res: Resource, teamId: string, rec: Record<string, unknown>, opts: { behind?: boolean } = {}): Promise<void> {
     const values = { ...this.encodeValues(res, rec), team_id: teamId, ...res.fixed };
     const cols = Object.keys(values);
     this.writes++;
-    await runCached(this.db, this.dialect.name, `insert:${res.table}:${cols.join(',')}`, Object.values(values), () =>
-      this.db.insertInto(res.table).values(values));
+    const shape = `insert:${res.table}:${cols.join(',')}`;
+    const build = () => this.db.insertInto(res.table).values(values);
+    if (opts.behind && this.dialect.capabilities.pipeline && !this.gathering && (await holdStatement(this.db, compileCached(this.dialect.name, shape, Object.values(values), build)))) return;
+    await this.run(shape, Object.values(values), build);
   }
 
   /**
@@ -258,7 +318,7 @@ export class Repo {
     const lock = o.lock;
     const links = o.links ?? hasLinks(res);
     const key = `get:${res.table}#${resourceKey(res)}:${live}:${lock}:${links}`;
-    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, key, [id, teamId, ...fixedValues(res)], () => {
+    const r = await this.run<Record<string, unknown>>(key, [id, teamId, ...fixedValues(res)], () => {
       let q = fixed(res, this.withLinks(res, this.db.selectFrom(res.table).selectAll(), links).where('id', '=', id).where('team_id', '=', teamId));
       if (live) q = q.where('purge_at', 'is', null);
       q = withRowLock(q, lock);
@@ -300,7 +360,7 @@ export class Repo {
   async lock(table: string, id: string): Promise<void> {
     if (!this.dialect.capabilities.forUpdate) return;
     // An `update` lock ({@link RowLock}): holders take turns, and rows merely referenced (key-share locked) do not hold them up.
-    await runCached(this.db, this.dialect.name, `lock:${table}`, [id], () => this.db.selectFrom(table).select('id').where('id', '=', id).forNoKeyUpdate());
+    await this.run(`lock:${table}`, [id], () => this.db.selectFrom(table).select('id').where('id', '=', id).forNoKeyUpdate());
   }
 
   /** Live rows with these ids (order not kept); `lock` locks them ({@link RowLock}). */
@@ -329,7 +389,7 @@ export class Repo {
     if (extra?.length) return (await build().execute()) as Record<string, unknown>[];
     // Without extra conditions the SQL depends only on the resource and the number of ids: compiled once.
     const key = `many:${res.table}#${resourceKey(res)}:${links}:${ids.length}:${lock ?? ''}`;
-    return (await runCached<Record<string, unknown>>(this.db, this.dialect.name, key, [teamId, ...ids, ...fixedValues(res)], build)).rows;
+    return (await this.run<Record<string, unknown>>(key, [teamId, ...ids, ...fixedValues(res)], build)).rows;
   }
 
   /** Live rows whose `column` is one of `values`. */
@@ -381,7 +441,7 @@ export class Repo {
   async increment(res: Resource, teamId: string, id: string, field: string, by = 1): Promise<number | undefined> {
     const column = res.columnOf[field]!;
     this.writes++;
-    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `increment:${res.table}:${column}`, [by, id, teamId], () =>
+    const r = await this.run<Record<string, unknown>>(`increment:${res.table}:${column}`, [by, id, teamId], () =>
       this.db.updateTable(res.table).set((eb) => ({ [column]: eb(column, '+', by) }))
         .where('id', '=', id).where('team_id', '=', teamId).returning(column));
     const row = r.rows[0];
@@ -459,7 +519,7 @@ export class Repo {
       const chunk = valid.slice(i, i + CHUNK);
       // Compiled once per resource, shape and number of ids (the json_object expression is large to compile).
       const key = `manyjson:${res.table}#${resourceKey(res)}:${keep.join(',')}:${json.key}:${chunk.length}`;
-      const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, key, [teamId, ...chunk, ...fixedValues(res)], () => {
+      const r = await this.run<Record<string, unknown>>(key, [teamId, ...chunk, ...fixedValues(res)], () => {
         let q = fixed(res, this.jsonSelect(res, cols, json.expr!).where('team_id', '=', teamId).where('id', 'in', chunk));
         if (res.softDelete) q = q.where('purge_at', 'is', null);
         return q;
@@ -498,7 +558,7 @@ export class Repo {
       return row && { rec: this.decode(res, row), json: json.print(row) };
     }
     const cols = columnsOf(res, keep);
-    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `getjson:${res.table}#${resourceKey(res)}:${keep.join(',')}:${json.key}`, [id, teamId, ...fixedValues(res)], () => {
+    const r = await this.run<Record<string, unknown>>(`getjson:${res.table}#${resourceKey(res)}:${keep.join(',')}:${json.key}`, [id, teamId, ...fixedValues(res)], () => {
       let q = fixed(res, this.jsonSelect(res, cols, json.expr!).where('id', '=', id).where('team_id', '=', teamId));
       if (res.softDelete) q = q.where('purge_at', 'is', null);
       return q;
@@ -538,7 +598,7 @@ export class Repo {
    */
   private runPage<R>(plan: ListPlan, teamId: string, take: number, selection: string, select: (q: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any>) {
     const shape = `page:${plan.resource.table}#${resourceKey(plan.resource)}:${selection}:${pageShape(plan)}`;
-    return runCached<R>(this.db, this.dialect.name, shape, this.pageParams(plan, teamId, take), () => select(this.pageQuery(plan, teamId, take)));
+    return this.run<R>(shape, this.pageParams(plan, teamId, take), () => select(this.pageQuery(plan, teamId, take)));
   }
 
   /** The values a page query binds, in kysely's order: where (team, fixed, conditions), keyset boundary, limit. */
@@ -657,7 +717,7 @@ export class Repo {
   /** Update one row; with `guardUpdatedAt` only if it still carries that stamp. Returns whether a row changed. */
   async update(res: Resource, teamId: string, id: string, values: Record<string, unknown>, guardUpdatedAt?: number): Promise<boolean> {
     const { key, params, build } = this.guardedUpdate(res, teamId, id, values, guardUpdatedAt);
-    const r = await runCached(this.db, this.dialect.name, `update:${key}`, params, build);
+    const r = await this.run(`update:${key}`, params, build);
     return Number(r.numAffectedRows ?? 0) > 0;
   }
 
@@ -669,7 +729,7 @@ export class Repo {
   async updateReturning(res: Resource, teamId: string, id: string, values: Record<string, unknown>, guardUpdatedAt?: number): Promise<Rec | undefined> {
     const { key, params, build } = this.guardedUpdate(res, teamId, id, values, guardUpdatedAt);
     const links = hasLinks(res);
-    const r = await runCached<Record<string, unknown>>(this.db, this.dialect.name, `update-returning:${key}#${resourceKey(res)}`, params, () =>
+    const r = await this.run<Record<string, unknown>>(`update-returning:${key}#${resourceKey(res)}`, params, () =>
       (links ? build().returningAll().returning(this.linkColumns(res)) : build().returningAll()));
     const row = r.rows[0];
     return row ? this.decodeLinked(res, row, links) : undefined;
@@ -701,7 +761,7 @@ export class Repo {
     const entries = Object.entries(where);
     const shape = `max:${res.table}:${target}:${entries.map(([k, v]) => `${k}${v === null ? '~' : '='}`).join(',')}`;
     const params = [teamId, ...entries.filter(([, v]) => v !== null).map(([, v]) => v)];
-    const r = await runCached<{ m: unknown }>(this.db, this.dialect.name, shape, params, () => {
+    const r = await this.run<{ m: unknown }>(shape, params, () => {
       let q = this.db.selectFrom(res.table).select((eb) => eb.fn.max(target).as('m')).where('team_id', '=', teamId);
       for (const [k, v] of entries) q = v === null ? q.where(k, 'is', null) : q.where(k, '=', v as any);
       if (res.softDelete) q = q.where('purge_at', 'is', null);
@@ -733,8 +793,7 @@ export class Repo {
     const out = new Map<string, Map<string, string[]>>();
     for (const k of kinds) out.set(k, new Map());
     if (kinds.length === 0 || parentIds.length === 0) return out;
-    const { rows } = await runCached<{ kind: string; parent_id: string; related_id: string }>(
-      this.db, this.dialect.name, `links:${kinds.length}:${parentIds.length}`, [...kinds, ...parentIds], () =>
+    const { rows } = await this.run<{ kind: string; parent_id: string; related_id: string }>(`links:${kinds.length}:${parentIds.length}`, [...kinds, ...parentIds], () =>
         this.db.selectFrom('links').select(['kind', 'parent_id', 'related_id'])
           .where('kind', 'in', kinds as string[]).where('parent_id', 'in', parentIds as string[])
           .orderBy('created_at').orderBy('related_id'));

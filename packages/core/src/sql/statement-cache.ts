@@ -13,19 +13,105 @@ function sameParams(a: readonly unknown[], b: readonly unknown[]): boolean {
 }
 
 /**
- * Run a query whose SQL depends only on `shape`, compiling it with kysely the
- * first time and reusing the SQL text afterwards with fresh `params` (listed
- * in the order kysely binds them). The first compilation checks that order;
- * a mismatch leaves the shape uncached, so a wrong guess costs speed, never
+ * A query whose SQL depends only on `shape`, compiled by kysely the first
+ * time and afterwards the cached SQL text with fresh `params` (listed in the
+ * order kysely binds them). The first compilation checks that order; a
+ * mismatch leaves the shape uncached, so a wrong guess costs speed, never
  * correctness.
  */
-export async function runCached<R>(db: Kysely<any>, dialect: string, shape: string, params: unknown[], build: () => Compilable<R>): Promise<QueryResult<R>> {
+export function compileCached<R>(dialect: string, shape: string, params: unknown[], build: () => Compilable<R>): CompiledQuery<R> {
   const key = `${dialect}|${shape}`;
   const text = shapes.get(key);
-  if (text) return db.executeQuery<R>(CompiledQuery.raw(text, params));
+  if (text) return CompiledQuery.raw(text, params) as CompiledQuery<R>;
   const compiled = build().compile();
   if (text === undefined && shapes.size < 5000) shapes.set(key, sameParams(compiled.parameters, params) ? compiled.sql : null);
-  return db.executeQuery<R>(compiled);
+  return compiled;
+}
+
+/** Run a fixed-shape query ({@link compileCached}). */
+export async function runCached<R>(db: Kysely<any>, dialect: string, shape: string, params: unknown[], build: () => Compilable<R>): Promise<QueryResult<R>> {
+  return db.executeQuery<R>(compileCached(dialect, shape, params, build));
+}
+
+/**
+ * A connection that can send several statements in one write (Postgres's
+ * pipeline: each statement with its own Sync, answered in order; inside a
+ * transaction they run in order in it, each seeing what the ones before it
+ * did). The Postgres adapter's connections have it.
+ */
+export interface TogetherConnection {
+  together(queries: readonly CompiledQuery[]): Promise<Array<PromiseSettledResult<QueryResult<unknown>>>>;
+}
+
+const canTogether = (c: object): c is TogetherConnection => typeof (c as Partial<TogetherConnection>).together === 'function';
+
+/**
+ * A connection that can hold a statement back until the next one it sends
+ * (the same write; a transaction's `commit` at the latest). The Postgres
+ * adapter's connections have it.
+ */
+export interface HoldingConnection {
+  /** Undefined: this statement cannot be held (run it now). Should a held statement fail, the one it leaves with fails with its error. */
+  hold(query: CompiledQuery): Promise<QueryResult<unknown>> | undefined;
+  /** Send what is held now, on its own. */
+  sendHeld(): Promise<void>;
+}
+
+const canHold = (c: object): c is HoldingConnection => typeof (c as Partial<HoldingConnection>).hold === 'function';
+
+/**
+ * Hold `query` on the connection of the transaction `db`, to leave in one
+ * write with the transaction's next statement (at the latest its `commit`):
+ * for a statement whose answer nothing needs before then (an insert whose
+ * row is already known, a read wanted later). Undefined where it cannot be
+ * held (not a transaction, a store without it): then run it now. The answer
+ * settles when the statement is answered; should it fail, the statement it
+ * left with fails with the same error, so the transaction never commits
+ * without it.
+ */
+export async function holdStatement(db: Kysely<any>, query: CompiledQuery): Promise<{ answer: Promise<QueryResult<unknown>> } | undefined> {
+  if (!db.isTransaction) return undefined;
+  // Wrapped: the consumer must not wait for the answer, which comes only once the next statement is sent.
+  const held = await db.getExecutor().provideConnection(async (c) => {
+    const answer = canHold(c) ? c.hold(query) : undefined;
+    return answer && { answer };
+  });
+  held?.answer.catch(() => undefined);
+  return held;
+}
+
+/** Send now whatever `db`'s transaction holds ({@link holdStatement}). */
+export async function sendHeld(db: Kysely<any>): Promise<void> {
+  if (!db.isTransaction) return;
+  await db.getExecutor().provideConnection(async (c) => (canHold(c) ? c.sendHeld() : undefined));
+}
+
+/**
+ * Run `queries` in order on `db` (a transaction: on its connection), sent in
+ * one write where the connection can ({@link TogetherConnection}), one after
+ * another otherwise. The answers come in order; once one statement fails,
+ * every later one is answered with that same failure (inside a transaction
+ * they could not have run: the transaction is aborted), so the failure a
+ * caller sees is the one that happened, never a consequence of it.
+ */
+export async function executeTogether(db: Kysely<any>, queries: readonly CompiledQuery[]): Promise<Array<PromiseSettledResult<QueryResult<unknown>>>> {
+  let answers: Array<PromiseSettledResult<QueryResult<unknown>>> | undefined;
+  if (queries.length > 1) answers = await db.getExecutor().provideConnection(async (c) => (canTogether(c) ? c.together(queries) : undefined));
+  if (!answers) {
+    answers = [];
+    for (const q of queries) {
+      try {
+        answers.push({ status: 'fulfilled', value: await db.executeQuery(q) });
+      } catch (reason) {
+        answers.push({ status: 'rejected', reason });
+        break;
+      }
+    }
+  }
+  const failed = answers.find((a) => a.status === 'rejected');
+  if (!failed) return answers;
+  const at = answers.indexOf(failed);
+  return queries.map((_, i) => (i < at ? answers[i]! : failed));
 }
 
 /** Shapes whose parameter order was mispredicted, so kysely compiles them on every run (a speed bug, never a wrong answer; tests assert none). */

@@ -22,6 +22,8 @@ export async function enqueueWebhookJobs(
   now: number,
   /** Already read with the outbox insert (one round trip), else read here. */
   preloaded?: LiveWebhook[],
+  /** Hold the job inserts to leave with the transaction's next statement (insertWebhookJobs). */
+  opts: { behind?: boolean } = {},
 ): Promise<number> {
   const due = events.filter((e) => !e.id.startsWith('test-'));
   if (due.length === 0 || !teamId) return 0;
@@ -44,6 +46,6 @@ export async function enqueueWebhookJobs(
       });
     }
   }
-  await insertWebhookJobs(trx, rows);
+  await insertWebhookJobs(trx, rows, opts);
   return rows.length;
 }

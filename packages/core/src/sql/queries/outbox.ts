@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DialectSupport } from '../dialect';
-import { runCached } from '../statement-cache';
+import { compileCached, holdStatement, runCached } from '../statement-cache';
 import { liveWebhooksParams, selectLiveWebhooks, type LiveWebhook } from './webhooks';
 
 /**
@@ -18,4 +18,10 @@ export async function insertOutbox(
   }
   await runCached(trx, d.name, `outbox:${batch.length}`, params, () => trx.insertInto('outbox').values(batch));
   return undefined;
+}
+
+/** Write a batch of outbox rows, held to leave with the transaction's next statement where the connection can hold it (holdStatement). */
+export async function insertOutboxBehind(trx: Kysely<any>, d: DialectSupport, batch: Record<string, unknown>[], params: unknown[]): Promise<void> {
+  const q = compileCached(d.name, `outbox:${batch.length}`, params, () => trx.insertInto('outbox').values(batch));
+  if (!(await holdStatement(trx, q))) await trx.executeQuery(q);
 }
