@@ -117,7 +117,18 @@ export const taskResource = defineResource({
         ctx.remember('status', first);
         input.statusId = first.id;
       }
-      await sameProject(ctx, project, input);
+      // The status (and list) check, the counter bump and MAX(order) go to the database together (one round
+      // trip). The bump locks the project row until commit, so creates in one project are serialised from there
+      // on: the MAX runs after it, when the lock is ours, and sees every earlier create. A failed check rolls
+      // the bump back with the rest.
+      const orderless = input.order === undefined;
+      const [, niceId, m] = await ctx.repo.together(() => [
+        sameProject(ctx, project, input),
+        nextNiceId(ctx, project),
+        orderless ? ctx.repo.max(ctx.registry.get('task'), ctx.teamId, 'order', { project_id: project }) : Promise.resolve(null),
+      ] as const);
+      input.niceId = niceId;
+      if (input.order === undefined) input.order = (m ?? 0) + 1;
       await prepareCustomValuesOnCreate(ctx, 'task', project, input);
       if (input.completed === true) {
         await checkDependency(ctx, input.dependencyId);
@@ -128,16 +139,6 @@ export const taskResource = defineResource({
         input.archivedAt = ctx.now;
         input.archivedById = ctx.principal.memberId;
       } else input.archived = false;
-      // The counter bump locks the project row until commit, so creates in one project are serialised
-      // from here on: the MAX(order) after it sees every earlier create. The two go to the database together
-      // (one round trip while the lock is held); the MAX still runs after the bump, when the lock is ours.
-      const orderless = input.order === undefined;
-      const [niceId, m] = await ctx.repo.together(() => [
-        nextNiceId(ctx, project),
-        orderless ? ctx.repo.max(ctx.registry.get('task'), ctx.teamId, 'order', { project_id: project }) : Promise.resolve(null),
-      ] as const);
-      input.niceId = niceId;
-      if (input.order === undefined) input.order = (m ?? 0) + 1;
       await checkSiblingOrder(ctx, (input.parentTaskId) ?? null, input.order);
       // A task the service creates (a recurring rule's) has no creating member.
       input.createdById = ctx.principal.memberId || null;

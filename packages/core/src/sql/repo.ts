@@ -230,7 +230,8 @@ export class Repo {
    * another. One round trip instead of one each, e.g. a counter bump and the
    * read that must follow its lock. A call's later statements, and statements
    * not of a fixed shape, run as usual once the gathered ones are sent. When
-   * one fails, the calls after it fail with that same error.
+   * one fails, the calls after it fail with that same error; the failure of
+   * the first failing call (in call order) is thrown, once every call is done.
    *
    * @example const [n, m] = await repo.together(() => [repo.increment(…), repo.max(…)]);
    */
@@ -244,13 +245,17 @@ export class Repo {
     } finally {
       this.gathering = undefined;
     }
-    // Every call's outcome is taken up by Promise.all below, failures included.
-    const all = Promise.all(pending) as Promise<T>;
+    // Every call's outcome is taken up below, failures included; the first failing call (in call order) is thrown.
+    const all = Promise.allSettled(pending).then((settled) => {
+      const failed = settled.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
+    });
     all.catch(() => undefined);
     if (gathered.length === 1) this.db.executeQuery(gathered[0]!.query).then(gathered[0]!.resolve, gathered[0]!.reject);
     else if (gathered.length > 1) {
       try {
-        const answers = await executeTogether(this.db, gathered.map((g) => g.query));
+        const answers = await executeTogether(this.db, gathered.map((g) => g.query), { pipeline: !!this.dialect.capabilities.pipeline });
         answers.forEach((a, i) => (a.status === 'fulfilled' ? gathered[i]!.resolve(a.value) : gathered[i]!.reject(a.reason)));
       } catch (err) {
         for (const g of gathered) g.reject(err);

@@ -94,9 +94,10 @@ export async function sendHeld(db: Kysely<any>): Promise<void> {
  * they could not have run: the transaction is aborted), so the failure a
  * caller sees is the one that happened, never a consequence of it.
  */
-export async function executeTogether(db: Kysely<any>, queries: readonly CompiledQuery[]): Promise<Array<PromiseSettledResult<QueryResult<unknown>>>> {
+export async function executeTogether(db: Kysely<any>, queries: readonly CompiledQuery[], o: { pipeline?: boolean } = {}): Promise<Array<PromiseSettledResult<QueryResult<unknown>>>> {
   let answers: Array<PromiseSettledResult<QueryResult<unknown>>> | undefined;
-  if (queries.length > 1) answers = await db.getExecutor().provideConnection(async (c) => (canTogether(c) ? c.together(queries) : undefined));
+  // `pipeline: false` (the store's capabilities say it cannot): no need to ask the connection.
+  if (queries.length > 1 && o.pipeline !== false) answers = await db.getExecutor().provideConnection(async (c) => (canTogether(c) ? c.together(queries) : undefined));
   if (!answers) {
     answers = [];
     for (const q of queries) {
