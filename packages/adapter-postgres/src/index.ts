@@ -584,13 +584,14 @@ async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'chec
   // and a host's pool is not pmapi's to end.
   const checkouts = preparingPool(pool, { prepare: o.prepare !== false, ownsPool: !o.pool, ...(hostSchema ? { searchPath: hostSchema } : {}) });
   const logging = statementLog(o.onQuery, tap);
-  // A transaction's statements may go together (core's SqlRepo.together); not with prepare: false, where a pooler
-  // in transaction mode may not take a pipeline.
+  // A transaction's statements may go together (core's Repo.together, holdStatement); not with prepare: false, where a
+  // pooler in transaction mode may not take a pipeline. The dialect's capabilities say the same (below).
+  const pipeline = o.prepare !== false;
   const pooled = checkouts as unknown as { connect(): Promise<PooledConnection>; end(): Promise<void> };
-  const db = new Kysely<any>({ dialect: pipelinedDialect(pooled, logging.log as StatementLogger, o.prepare !== false), ...logging });
+  const db = new Kysely<any>({ dialect: pipelinedDialect(pooled, logging.log as StatementLogger, pipeline), ...logging });
   // Statements outside transactions sent together (together.ts). Not with prepare: false, the setting for a pooler
   // in transaction mode, which may not keep a pipeline's statements on one server connection.
-  const reads = o.prepare === false ? undefined : new Kysely<any>({
+  const reads = !pipeline ? undefined : new Kysely<any>({
     dialect: togetherDialect(pooled, pipelinedDialect(pooled, logging.log as StatementLogger, true).createDriver()),
     ...logging,
   });
@@ -619,7 +620,7 @@ async function openPostgres(o: PostgresStoreOptions, migrations: 'apply' | 'chec
     });
   try {
     const probe = await pool.query(`select exists (select 1 from pg_collation where collname = 'und-x-icu') as icu`);
-    dialect = postgresDialectSupport({ icu: probe.rows[0]?.icu === true, pipeline: o.prepare !== false });
+    dialect = postgresDialectSupport({ icu: probe.rows[0]?.icu === true, pipeline });
     schema = o.schema ?? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]!.s;
     if (migrations === 'apply') await applyMigrations();
     else if (migrations === 'check') await assertMigrated(db, dialect, { schema });

@@ -156,7 +156,7 @@ class LazyConnection implements DatabaseConnection {
   }
 
   /** In a transaction, on its connection; outside one, each statement goes with the others of the moment. */
-  together(queries: readonly CompiledQuery[]): Promise<Array<PromiseSettledResult<QueryResult<unknown>>>> {
+  together(queries: readonly CompiledQuery[]): Promise<Array<PromiseSettledResult<QueryResult<unknown>>>> | undefined {
     if (this.owned && 'together' in this.owned) return (this.owned as PipelinedConnection).together(queries);
     return Promise.allSettled(queries.map((q) => this.executeQuery<unknown>(q)));
   }
@@ -187,12 +187,12 @@ class PipelinedConnection implements DatabaseConnection {
     throw new Error('pmapi: streaming is not used on Postgres');
   }
 
-  async together(queries: readonly CompiledQuery[]): Promise<Array<PromiseSettledResult<QueryResult<unknown>>>> {
-    if (!this.pipeline) {
-      const answers: Array<PromiseSettledResult<QueryResult<unknown>>> = [];
-      for (const q of queries) answers.push(await this.executeQuery<unknown>(q).then((value) => ({ status: 'fulfilled' as const, value }), (reason: unknown) => ({ status: 'rejected' as const, reason })));
-      return answers;
-    }
+  /** core's TogetherConnection: undefined where statements are not pipelined (core runs them in turn). */
+  together(queries: readonly CompiledQuery[]): Promise<Array<PromiseSettledResult<QueryResult<unknown>>>> | undefined {
+    return this.pipeline ? this.pipelined(queries) : undefined;
+  }
+
+  private async pipelined(queries: readonly CompiledQuery[]): Promise<Array<PromiseSettledResult<QueryResult<unknown>>>> {
     const started = performance.now();
     const answers = await this.client.together(queries);
     if (this.log) {

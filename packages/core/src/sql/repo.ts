@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery, type Compilable, type QueryResult, type Kysely, type ExpressionBuilder, type Expression, type SqlBool, type SelectQueryBuilder, type RawBuilder } from 'kysely';
-import { compileCached, executeTogether, holdStatement } from './statement-cache';
+import { compileCached, executeTogether, holdOrRun } from './statement-cache';
 import type { ColumnInfo, Rec, StoredResource as Resource } from './shape';
 import type { DialectSupport, JsonColumn } from './dialect';
 import type { Condition, ListPlan } from './plan';
@@ -299,7 +299,7 @@ export class Repo {
     this.writes++;
     const shape = `insert:${res.table}:${cols.join(',')}`;
     const build = () => this.db.insertInto(res.table).values(values);
-    if (opts.behind && this.dialect.capabilities.pipeline && !this.gathering && (await holdStatement(this.db, compileCached(this.dialect.name, shape, Object.values(values), build)))) return;
+    if (opts.behind && this.dialect.capabilities.pipeline && !this.gathering) return holdOrRun(this.db, compileCached(this.dialect.name, shape, Object.values(values), build));
     await this.run(shape, Object.values(values), build);
   }
 

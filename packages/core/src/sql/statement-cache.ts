@@ -40,7 +40,8 @@ export async function runCached<R>(db: Kysely<any>, dialect: string, shape: stri
  * did). The Postgres adapter's connections have it.
  */
 export interface TogetherConnection {
-  together(queries: readonly CompiledQuery[]): Promise<Array<PromiseSettledResult<QueryResult<unknown>>>>;
+  /** Undefined: this connection cannot (the caller runs them one after another). */
+  together(queries: readonly CompiledQuery[]): Promise<Array<PromiseSettledResult<QueryResult<unknown>>>> | undefined;
 }
 
 const canTogether = (c: object): c is TogetherConnection => typeof (c as Partial<TogetherConnection>).together === 'function';
@@ -78,6 +79,11 @@ export async function holdStatement(db: Kysely<any>, query: CompiledQuery): Prom
   });
   held?.answer.catch(() => undefined);
   return held;
+}
+
+/** Hold `query` ({@link holdStatement}) where the transaction's connection can, else run it now. */
+export async function holdOrRun(db: Kysely<any>, query: CompiledQuery): Promise<void> {
+  if (!(await holdStatement(db, query))) await db.executeQuery(query);
 }
 
 /** Send now whatever `db`'s transaction holds ({@link holdStatement}). */

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DialectSupport } from '../dialect';
-import { compileCached, holdStatement, runCached } from '../statement-cache';
+import { compileCached, holdOrRun, runCached } from '../statement-cache';
 import { liveWebhooksParams, selectLiveWebhooks, type LiveWebhook } from './webhooks';
 
 /**
@@ -22,6 +22,5 @@ export async function insertOutbox(
 
 /** Write a batch of outbox rows, held to leave with the transaction's next statement where the connection can hold it (holdStatement). */
 export async function insertOutboxBehind(trx: Kysely<any>, d: DialectSupport, batch: Record<string, unknown>[], params: unknown[]): Promise<void> {
-  const q = compileCached(d.name, `outbox:${batch.length}`, params, () => trx.insertInto('outbox').values(batch));
-  if (!(await holdStatement(trx, q))) await trx.executeQuery(q);
+  await holdOrRun(trx, compileCached(d.name, `outbox:${batch.length}`, params, () => trx.insertInto('outbox').values(batch)));
 }

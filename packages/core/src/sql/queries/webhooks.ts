@@ -1,6 +1,6 @@
 import type { Kysely, QueryCreator } from 'kysely';
 import type { DialectSupport } from '../dialect';
-import { compileCached, holdStatement, runCached, sendHeld } from '../statement-cache';
+import { compileCached, holdOrRun, holdStatement, runCached, sendHeld } from '../statement-cache';
 
 /** Job rows per insert statement (12 parameters each). */
 const JOBS_CHUNK = 80;
@@ -66,6 +66,6 @@ export async function liveWebhooksAhead(trx: Kysely<any>, d: DialectSupport, tea
 export async function insertWebhookJobs(trx: Kysely<any>, rows: readonly Record<string, unknown>[], opts: { behind?: boolean } = {}): Promise<void> {
   for (let i = 0; i < rows.length; i += JOBS_CHUNK) {
     const q = trx.insertInto('webhook_jobs').values(rows.slice(i, i + JOBS_CHUNK)).onConflict((oc) => oc.column('id').doNothing()).compile();
-    if (!(opts.behind && (await holdStatement(trx, q)))) await trx.executeQuery(q);
+    await (opts.behind ? holdOrRun(trx, q) : trx.executeQuery(q));
   }
 }
