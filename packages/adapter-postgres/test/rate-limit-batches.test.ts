@@ -1,5 +1,6 @@
 import { describe, it, expect, inject, beforeAll, afterAll } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { createPmapi, createRateLimiter, fakeClock, sqlRateLimitStore, type Pmapi } from '@pmapi/core';
 import type { SqlStore } from '@pmapi/core/sql';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
@@ -87,5 +88,52 @@ describe.skipIf(!url)('[postgres] requests reaching the database limiter togethe
     expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
     expect(answers.filter((r) => r.status === 200).map((r) => r.headers['x-ratelimit-remaining']).sort()).toEqual(['0', '1', '2', '3', '4']);
     expect((await get(b)).status).toBe(429);
+  });
+});
+
+/**
+ * Issue 11: a turn's requests of several clients (each its own keys) are
+ * counted side by side — each client's in one statement, or each request in
+ * its own where they cannot go together — and those statements leave for
+ * Postgres in one socket write, not one round trip after another.
+ */
+describe.skipIf(!url)('[postgres] several clients reaching the database limiter together', () => {
+  const schema = `rlw_${randomBytes(6).toString('hex')}`;
+  // One connection, so every statement the limiter sends is seen on its socket.
+  const pool = new pg.Pool({ connectionString: url!, max: 1 });
+  let store: SqlStore;
+  /** Socket writes that carried statements (the host pool's search_path setting and resetting around each checkout left out). */
+  let flushes = 0;
+  const count = (text: string) => {
+    if (!text.includes("set_config('search_path'")) flushes++;
+  };
+
+  beforeAll(async () => {
+    pool.on('connect', (client) => {
+      const socket = (client as unknown as { connection: { stream: { _write: (...a: unknown[]) => unknown; _writev?: (...a: unknown[]) => unknown } } }).connection.stream;
+      const write = socket._write.bind(socket);
+      socket._write = (...a: unknown[]) => (count(Buffer.from(a[0] as Buffer).toString('latin1')), write(...a));
+      const writev = socket._writev?.bind(socket);
+      if (writev) socket._writev = (...a: unknown[]) => (count((a[0] as Array<{ chunk: Buffer }>).map((c) => Buffer.from(c.chunk).toString('latin1')).join('')), writev(...a));
+    });
+    store = await openPostgresStore({ pool, schema });
+  });
+  afterAll(async () => {
+    await store.close();
+    await pool.query(`drop schema ${schema} cascade`);
+    await pool.end();
+  });
+
+  it('three clients, two requests each, one of them with two keys: one write, and each answer is the one it would have had alone', async () => {
+    const limits = sqlRateLimitStore(store);
+    const start = Date.UTC(2026, 10, 27, 12);
+    const one = (t: string) => [{ key: `GET:1:token:${t}`, limit: 4, windowMs: MIN, blockMs: MIN }];
+    const two = (t: string) => [{ key: `DELETE:1:token:${t}`, limit: 4, windowMs: MIN, blockMs: MIN }, { key: 'DELETE:2:ip:10.0.0.9', limit: 9, windowMs: MIN, blockMs: MIN }];
+    // Each client alone first, two seconds into the window: its previous window's count is read and remembered.
+    for (const buckets of [one('a'), one('b'), two('c')]) expect((await limits.hit(buckets, start + 2_000)).admitted).toBe(true);
+    flushes = 0;
+    const out = await Promise.all([one('a'), one('b'), two('c'), one('a'), one('b'), two('c')].map((buckets, i) => limits.hit(buckets, start + 2_001 + i)));
+    expect(flushes).toBe(1);
+    expect(out.map((o) => (o as Admitted).buckets.map((b) => b.remaining))).toEqual([[2], [2], [2, 7], [1], [1], [1, 6]]);
   });
 });

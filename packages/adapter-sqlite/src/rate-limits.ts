@@ -114,7 +114,7 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
 
   // Group commit: the requests that reach the limiter together (in one run of the microtask queue, as
   // http-node's requests do when it hands a turn's requests on at once) are counted in one transaction, each
-  // exactly as alone and in arrival order: the file's lock and write-ahead log append are paid once for them.
+  // exactly as alone (a client's in arrival order): the file's lock and write-ahead log append are paid once for them.
   // A request on its own is counted at once, as before; no timer is involved.
   type Pending = { buckets: readonly BucketHit[]; now: number; resolve: (o: HitOutcome) => void; reject: (err: unknown) => void };
   let queue: Pending[] = [];
@@ -161,7 +161,22 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
     for (const c of counted) if (c.count === n) forget.run(c.key, keys.find((k) => k.key === c.key)!.prevStart);
     return outcomes;
   };
-  const countAll = db.transaction((batch: Pending[]) => hitTogether(batch) ?? batch.map((p) => hitNow(p.buckets, p.now)));
+  /** A batch in one transaction: each client's requests (the same keys) together where they can be, the rest alone. */
+  const countAll = db.transaction((batch: Pending[]) => {
+    const clients = new Map<string, number[]>();
+    batch.forEach((p, i) => {
+      const keys = p.buckets.length === 1 ? p.buckets[0]!.key : p.buckets.map((b) => b.key).join('\n');
+      const mine = clients.get(keys);
+      if (mine) mine.push(i);
+      else clients.set(keys, [i]);
+    });
+    const outcomes: HitOutcome[] = new Array(batch.length);
+    for (const mine of clients.values()) {
+      const together = mine.length === 1 ? undefined : hitTogether(mine.map((i) => batch[i]!));
+      mine.forEach((i, k) => (outcomes[i] = together ? together[k]! : hitNow(batch[i]!.buckets, batch[i]!.now)));
+    }
+    return outcomes;
+  });
   const flush = () => {
     const batch = queue;
     queue = [];

@@ -190,4 +190,22 @@ describe('SQLite database rate limiter', () => {
       limits.close();
     }
   });
+
+  it('the counters store: several clients\' hits made together (one over its limit, one with two keys) resolve as one by one would', async () => {
+    const limits = sqliteRateLimitStore(':memory:');
+    try {
+      const start = Date.UTC(2026, 10, 26, 12);
+      const one = (t: string, limit: number) => [{ key: `GET:1:token:${t}`, limit, windowMs: MIN, blockMs: 2 * MIN }];
+      const two = (t: string) => [{ key: `DELETE:1:token:${t}`, limit: 5, windowMs: MIN, blockMs: MIN }, { key: 'DELETE:2:ip:10.0.0.9', limit: 9, windowMs: MIN, blockMs: MIN }];
+      for (const buckets of [one('a', 5), one('b', 2), two('c')]) expect((await limits.hit(buckets, start + 5_000)).admitted).toBe(true);
+      const asked = [one('a', 5), one('b', 2), two('c'), one('b', 2), one('a', 5), two('c'), one('b', 2)];
+      const out = await Promise.all(asked.map((buckets, i) => limits.hit(buckets, start + 5_001 + i)));
+      expect(out.map((o) => (o.admitted ? o.buckets.map((b) => b.remaining) : 'refused'))).toEqual([[3], [0], [3, 7], 'refused', [2], [2, 6], 'refused']);
+      // b's refused hits counted nowhere: it stays blocked; a goes on from 3.
+      expect((await limits.hit(one('a', 5), start + 6_000)).admitted).toBe(true);
+      expect((await limits.hit(one('b', 2), start + 6_000)).admitted).toBe(false);
+    } finally {
+      limits.close();
+    }
+  });
 });

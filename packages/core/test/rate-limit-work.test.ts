@@ -12,16 +12,16 @@ function recording(): RateLimitStore & { seen: BucketHit[][] } {
   return { seen, hit: (buckets, now) => (seen.push([...buckets]), inner.hit(buckets, now)) };
 }
 
-describe('createRateLimiter: a bucket identical to an earlier one of its method is counted once', () => {
-  it("GET's two v3 buckets (3,000 per 5 minutes per token, twice) are one counter; POST's, PATCH's and DELETE's stay two", async () => {
+describe('createRateLimiter: the buckets of a method that share a window and a kind of key share one counter', () => {
+  it("GET's two v3 buckets are one counter, and so are POST's and PATCH's (same window, per token); DELETE's (token, ip) stay two", async () => {
     const store = recording();
     const limiter = createRateLimiter({ store });
     const now = Date.parse('2026-03-01T00:00:00Z');
     for (const method of ['GET', 'POST', 'PATCH', 'DELETE']) await limiter.check({ tokenId: 't1', method, clientIp: '127.0.0.1', now });
     expect(store.seen.map((b) => b.map((x) => x.key))).toEqual([
       ['GET:1:token:t1'],
-      ['POST:1:token:t1', 'POST:2:token:t1'],
-      ['PATCH:1:token:t1', 'PATCH:2:token:t1'],
+      ['POST:1:token:t1'],
+      ['PATCH:1:token:t1'],
       ['DELETE:1:token:t1', 'DELETE:2:ip:127.0.0.1'],
     ]);
     // The table itself is the spec's, two GET buckets included.
@@ -37,7 +37,7 @@ describe('createRateLimiter: a bucket identical to an earlier one of its method 
     await expect(limiter.check({ tokenId: 't', method: 'GET', clientIp: undefined, now })).rejects.toMatchObject({ code: 'rate_limited' });
   });
 
-  it('rules that differ in limit, window, key or block are all counted', async () => {
+  it('rules that differ in window or kind of key are counted apart; a smaller limit or another block shares the counter', async () => {
     const store = recording();
     const limiter = createRateLimiter({
       store,
@@ -48,7 +48,28 @@ describe('createRateLimiter: a bucket identical to an earlier one of its method 
       ] },
     });
     await limiter.check({ tokenId: 't', method: 'GET', clientIp: '10.0.0.1', now: 0 });
-    expect(store.seen[0]!.map((b) => b.key)).toEqual(['GET:1:token:t', 'GET:2:token:t', 'GET:3:ip:10.0.0.1', 'GET:4:token:t', 'GET:5:token:t']);
+    expect(store.seen[0]!.map((b) => b.key)).toEqual(['GET:1:token:t', 'GET:3:ip:10.0.0.1', 'GET:5:token:t']);
+    // The shared counter is judged against the smallest limit, and blocks for the longest block among the rules with it.
+    expect(store.seen[0]![0]).toMatchObject({ limit: 10, windowMs: 60_000, blockMs: 120_000 });
+  });
+
+  it("POST's shared counter answers as both buckets would: the 200th POST in a minute passes with remaining 0 (the 200 bucket), the 201st is refused and blocks for 2 minutes", async () => {
+    const limiter = createRateLimiter({ store: 'memory' });
+    const now = Date.parse('2026-03-01T00:00:00Z');
+    let last: Record<string, string> = {};
+    for (let i = 0; i < 200; i++) last = await limiter.check({ tokenId: 't', method: 'POST', clientIp: undefined, now });
+    expect(last).toEqual({ 'x-ratelimit-limit': '200', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '60' });
+    await expect(limiter.check({ tokenId: 't', method: 'POST', clientIp: undefined, now })).rejects.toMatchObject({ code: 'rate_limited', headers: { 'retry-after': '120' } });
+    // Still blocked in the next window, until the block ends.
+    await expect(limiter.check({ tokenId: 't', method: 'POST', clientIp: undefined, now: now + 119_000 })).rejects.toMatchObject({ code: 'rate_limited' });
+    await expect(limiter.check({ tokenId: 't', method: 'POST', clientIp: undefined, now: now + 240_000 })).resolves.toMatchObject({ 'x-ratelimit-limit': '200' });
+  });
+
+  it('a smaller limit with a shorter block than a larger one: the counter trips at the smaller limit and blocks for its block', async () => {
+    const limiter = createRateLimiter({ store: 'memory', limits: { PATCH: [{ limit: 5, windowMs: 60_000, keyBy: 'token', blockMs: 90_000 }, { limit: 3, windowMs: 60_000, keyBy: 'token', blockMs: 10_000 }] } });
+    const now = 0;
+    for (let i = 0; i < 3; i++) await limiter.check({ tokenId: 't', method: 'PATCH', clientIp: undefined, now });
+    await expect(limiter.check({ tokenId: 't', method: 'PATCH', clientIp: undefined, now })).rejects.toMatchObject({ headers: { 'retry-after': '10' } });
   });
 });
 

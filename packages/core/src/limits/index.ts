@@ -88,19 +88,24 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
   }
   const blockOf = (r: RateLimitRule): number =>
     r.blockMs ?? (typeof o.blockMs === 'function' ? o.blockMs(r) : o.blockMs ?? DEFAULT_BLOCK_FACTOR * r.windowMs);
-  // A bucket the same as an earlier one of its method (GET's two in the v3 table) counts exactly the same
-  // requests (every admitted request counts in every bucket, a refused one in none): it is counted once.
-  // Each bucket's block length is settled here, once, not per request.
+  // The buckets of a method that share a window and a kind of key count exactly the same requests (every
+  // admitted request counts in every bucket, a refused one in none), so they share one counter: GET's two in
+  // the v3 table, and POST's and PATCH's pairs, which differ only in limit. The smallest limit always trips
+  // first (the counts are the same), so the shared counter is judged against it and blocks for the longest
+  // block among the rules with that limit; the X-RateLimit-* headers name that bucket either way (fewest
+  // remaining). Each bucket's block length is settled here, once, not per request.
   const distinct: Partial<Record<string, Array<{ rule: RateLimitRule; n: number; blockMs: number }>>> = {};
   for (const [method, rules] of Object.entries(table)) {
-    const seen = new Set<string>();
-    distinct[method] = (rules ?? []).flatMap((rule, i) => {
+    const shared = new Map<string, { rule: RateLimitRule; n: number; blockMs: number }>();
+    (rules ?? []).forEach((rule, i) => {
       const blockMs = blockOf(rule);
-      const same = `${rule.limit}:${rule.windowMs}:${rule.keyBy}:${blockMs}`;
-      if (seen.has(same)) return [];
-      seen.add(same);
-      return [{ rule, n: i + 1, blockMs }];
+      const same = `${rule.windowMs}:${rule.keyBy}`;
+      const first = shared.get(same);
+      if (!first) return void shared.set(same, { rule, n: i + 1, blockMs });
+      if (rule.limit < first.rule.limit) shared.set(same, { rule: { ...first.rule, limit: rule.limit }, n: first.n, blockMs });
+      else if (rule.limit === first.rule.limit) first.blockMs = Math.max(first.blockMs, blockMs);
     });
+    distinct[method] = [...shared.values()];
   }
   // At least an hour: the store may be shared with the API-host token endpoint's hourly bucket (api.ts).
   const longestWindow = Math.max(60 * 60_000, ...Object.values(table).flatMap((rules) => (rules ?? []).map((r) => r.windowMs)));

@@ -18,13 +18,14 @@ import { highestAdmitted, inKeyOrder, previousCounts, verdictOf, windowOf, type 
  * - refused: take the counts back and block each tripped key unless a block
  *   already runs (its retry neither shortens nor extends the block).
  *
- * The requests that reach the limiter in one run of the microtask queue (a
- * busy client's, whose authentications came back together) are counted with
- * one statement where they all fit: see `hitTogether`. Every statement commits
- * on its own, so they go through the store's `reads` where it has one, sent
- * with the other statements of the moment: the reads of requests the limiter
- * had room for, started beside their count (http/handle.ts), go in the same
- * write.
+ * The requests that reach the limiter in one run of the microtask queue are
+ * counted side by side: a busy client's (whose authentications came back
+ * together) with one statement where they all fit (see `hitTogether`), other
+ * clients' each with its own. Every statement commits on its own, so they go
+ * through the store's `reads` where it has one, sent together with the other
+ * statements of the moment, in arrival order: the reads of requests the
+ * limiter had room for, started beside their count (http/handle.ts), go in the
+ * same write.
  */
 export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
   const db = store.reads ?? store.db;
@@ -63,9 +64,11 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
    * not all fit, or the key is blocked, the statement counts none of them
    * (`countTogether`: all or none, so no other request ever sees a count that
    * is taken back) and they are counted one by one, in arrival order.
-   * Undefined when the batch is not of that kind or was not counted.
+   * Undefined at once when the batch is not of that kind (its requests are
+   * then counted alone, beside the others); a promise of undefined when it
+   * was not counted.
    */
-  async function hitTogether(batch: readonly Pending[]): Promise<HitOutcome[] | undefined> {
+  function hitTogether(batch: readonly Pending[]): Promise<HitOutcome[] | undefined> | undefined {
     const b = batch[0]!.buckets[0]!;
     if (batch.some((p) => p.buckets.length !== 1 || p.buckets[0]!.key !== b.key || p.buckets[0]!.windowMs !== b.windowMs || p.buckets[0]!.limit !== b.limit)) return undefined;
     let earliest = batch[0]!.now;
@@ -77,28 +80,48 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
     // What the bucket admits only grows as time passes: at the earliest instant it admits every one of them.
     const cap = highestAdmitted(b, prev, earliest);
     const n = batch.length;
-    const count = await countTogether(db, store.dialect, key, n, cap, earliest);
-    if (count === undefined) return undefined;
-    const outcomes = batch.map((p, i) => verdictOf(p.buckets, [{ key: b.key, count: count - n + i + 1, previous: prev }], p.now));
-    if (outcomes.some((o) => !o.admitted)) throw new Error('pmapi: a rate-limit batch counted within its cap judged a request refused');
-    // The batch opened the key's window: its older windows can go.
-    if (count === n) await forgetOldWindows(db, key.key, key.prevStart);
-    return outcomes as HitOutcome[];
+    return countTogether(db, store.dialect, key, n, cap, earliest).then(async (count) => {
+      if (count === undefined) return undefined;
+      const outcomes = batch.map((p, i) => verdictOf(p.buckets, [{ key: b.key, count: count - n + i + 1, previous: prev }], p.now));
+      if (outcomes.some((o) => !o.admitted)) throw new Error('pmapi: a rate-limit batch counted within its cap judged a request refused');
+      // The batch opened the key's window: its older windows can go.
+      if (count === n) await forgetOldWindows(db, key.key, key.prevStart);
+      return outcomes as HitOutcome[];
+    });
   }
 
   let queue: Pending[] = [];
-  const settle = (p: Pending, outcome: Promise<HitOutcome>) => outcome.then(p.resolve, p.reject);
+  const settle = (p: Pending, outcome: Promise<HitOutcome>) => void outcome.then(p.resolve, p.reject);
+  /** Count requests one by one, all at once: their statements leave together where `db` sends them so, in arrival order. */
+  const eachAlone = (batch: readonly Pending[]) => batch.forEach((p) => settle(p, hitOne(p.buckets, p.now)));
   const flush = () => {
     const batch = queue;
     queue = [];
-    if (batch.length === 1) return void settle(batch[0]!, hitOne(batch[0]!.buckets, batch[0]!.now));
-    hitTogether(batch).then(
-      async (outcomes) => {
-        if (outcomes) return batch.forEach((p, i) => p.resolve(outcomes[i]!));
-        for (const p of batch) await settle(p, hitOne(p.buckets, p.now));
-      },
-      (err: unknown) => batch.forEach((p) => p.reject(err)),
-    );
+    // One client's requests (the same keys) are counted together; other clients' go beside them.
+    const clients = new Map<string, Pending[]>();
+    for (const p of batch) {
+      const keys = p.buckets.length === 1 ? p.buckets[0]!.key : p.buckets.map((b) => b.key).join('\n');
+      const mine = clients.get(keys);
+      if (mine) mine.push(p);
+      else clients.set(keys, [p]);
+    }
+    for (const mine of clients.values()) {
+      let together: ReturnType<typeof hitTogether>;
+      try {
+        together = mine.length === 1 ? undefined : hitTogether(mine);
+      } catch (err) {
+        mine.forEach((p) => p.reject(err));
+        continue;
+      }
+      if (!together) {
+        eachAlone(mine);
+        continue;
+      }
+      together.then(
+        (outcomes) => (outcomes ? mine.forEach((p, i) => p.resolve(outcomes[i]!)) : eachAlone(mine)),
+        (err: unknown) => mine.forEach((p) => p.reject(err)),
+      );
+    }
   };
 
   return {
