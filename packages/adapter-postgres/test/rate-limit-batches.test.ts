@@ -1,6 +1,7 @@
 import { describe, it, expect, inject, beforeAll, afterAll } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { sql } from 'kysely';
 import { createPmapi, createRateLimiter, fakeClock, sqlRateLimitStore, type Pmapi } from '@pmapi/core';
 import type { SqlStore } from '@pmapi/core/sql';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
@@ -135,5 +136,16 @@ describe.skipIf(!url)('[postgres] several clients reaching the database limiter 
     const out = await Promise.all([one('a'), one('b'), two('c'), one('a'), one('b'), two('c')].map((buckets, i) => limits.hit(buckets, start + 2_001 + i)));
     expect(flushes).toBe(1);
     expect(out.map((o) => (o as Admitted).buckets.map((b) => b.remaining))).toEqual([[2], [2], [2, 7], [1], [1], [1, 6]]);
+  });
+
+  it("statements sent in one turn of the event loop leave in one write, however many awaits apart (a request's count and the read it lets start)", async () => {
+    const reads = store.reads!;
+    flushes = 0;
+    const first = sql<{ n: number }>`select 1 as n`.execute(reads);
+    let later = Promise.resolve();
+    for (let i = 0; i < 50; i++) later = later.then(() => undefined);
+    const second = later.then(() => sql<{ n: number }>`select 2 as n`.execute(reads));
+    expect([(await first).rows[0]!.n, (await second).rows[0]!.n]).toEqual([1, 2]);
+    expect(flushes).toBe(1);
   });
 });
