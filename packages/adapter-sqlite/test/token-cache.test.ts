@@ -62,6 +62,32 @@ describe('SQLite: remembered token rows never outlive a change (issue 11)', () =
     }
   });
 
+  it("requests started together share one look at other connections' commits; a commit after that stretch is seen by the next request", async () => {
+    const t = await setup('other-revoke-stretch');
+    try {
+      expect((await t.get()).status).toBe(200);
+      expect((await t.get()).status).toBe(200);
+      // Handed on together (as http-node hands on a turn's requests): both were under way before the revocation.
+      const together = [t.get(), t.get()];
+      const other = new Database(t.file);
+      other.prepare('update access_tokens set revoked_at = ? where id = ?').run(Date.parse('2026-03-01T00:00:00.000Z'), t.tokenId);
+      expect((await Promise.all(together)).map((r) => r.status)).toEqual([200, 200]);
+      const r = await t.get();
+      expect([r.status, code(r)]).toEqual([401, 'invalid_token']);
+      // Not only at the next turn: one microtask later is enough.
+      other.prepare('update access_tokens set revoked_at = null where id = ?').run(t.tokenId);
+      expect((await t.get()).status).toBe(200);
+      const first = t.get();
+      await null;
+      other.prepare('update access_tokens set revoked_at = ? where id = ?').run(Date.parse('2026-03-01T00:00:00.000Z'), t.tokenId);
+      other.close();
+      const after = await t.get();
+      expect([(await first).status, after.status]).toEqual([200, 401]);
+    } finally {
+      await t.api.close();
+    }
+  });
+
   it('a member deactivated by another store on the same file is refused on the next request', async () => {
     const t = await setup('other-store');
     const second = await createPmapi({ store: await openSqliteStore({ filename: t.file }), clock: t.clock, rateLimiter: false });
