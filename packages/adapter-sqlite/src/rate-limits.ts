@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
-import { inKeyOrder, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
+import { highestAdmitted, inKeyOrder, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
 import { checkTablePrefix, tableNames } from './table-prefix';
 
 export interface SqliteRateLimitStoreOptions {
@@ -32,7 +32,7 @@ export interface SqliteRateLimitStoreOptions {
  * Semantics are those of the generic store (limits/sql.ts): one statement per
  * admitted request (a plain upsert once the previous windows' counts are
  * settled and remembered; one for all the requests that arrive together with
- * the same keys, see hitTogether), an atomic count in every bucket unless a key is blocked,
+ * the same keys, see hitCapped and hitTogether), an atomic count in every bucket unless a key is blocked,
  * refused requests count nowhere, a block is never shortened or extended.
  * With a table prefix the file may be shared with others (the host's file):
  * the tables carry the prefix, and a damaged file holding anything else is
@@ -75,6 +75,11 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
   const forget = db.prepare(`delete from ${counters} where key = ? and window_start < ?`);
   const takeBack = db.prepare(`update ${counters} set count = count - ? where key = ? and window_start = ?`);
   const block = db.prepare(`insert into ${blocks} (key, until) values (?, ?) on conflict (key) do update set until = excluded.until where ${blocks}.until <= ?`);
+  /** Add `n` to one key's count, all or none: unless blocked, and only while the sum stays within the cap; the new count, or no row. */
+  const countCapped = db.prepare(`insert into ${counters} (key, window_start, count)
+    select ?, ?, ? where ? <= ? and not exists (select 1 from ${blocks} as b where b.key = ? and b.until > ?)
+    on conflict (key, window_start) do update set count = count + excluded.count where count + excluded.count <= ?
+    returning count`).pluck();
   const sweepCounters = db.prepare(`delete from ${counters} where window_start < ?`);
   const sweepBlocks = db.prepare(`delete from ${blocks} where until <= ?`);
   const refuse = db.transaction((keys: ReadonlyArray<{ key: string; start: number }>, tripped: ReadonlyArray<{ key: string; until: number }>, now: number) => {
@@ -161,33 +166,59 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
     for (const c of counted) if (c.count === n) forget.run(c.key, keys.find((k) => k.key === c.key)!.prevStart);
     return outcomes;
   };
-  /** A batch in one transaction: each client's requests (the same keys) together where they can be, the rest alone. */
-  const countAll = db.transaction((batch: Pending[]) => {
-    const clients = new Map<string, number[]>();
-    batch.forEach((p, i) => {
-      const keys = p.buckets.length === 1 ? p.buckets[0]!.key : p.buckets.map((b) => b.key).join('\n');
-      const mine = clients.get(keys);
-      if (mine) mine.push(i);
-      else clients.set(keys, [i]);
-    });
-    const outcomes: HitOutcome[] = new Array(batch.length);
-    for (const mine of clients.values()) {
-      const together = mine.length === 1 ? undefined : hitTogether(mine.map((i) => batch[i]!));
-      mine.forEach((i, k) => (outcomes[i] = together ? together[k]! : hitNow(batch[i]!.buckets, batch[i]!.now)));
-    }
-    return outcomes;
-  });
+  /**
+   * One client's requests on a single key (GET, POST and PATCH in the v3 table), its previous window's count
+   * settled and remembered: one statement on its own, no transaction around it, adds them all when they all fit
+   * (the count after them stays within what the bucket admits at the earliest of their instants), and each is
+   * judged on the count it would have had alone. All or none (`countCapped`): no other process ever sees a
+   * count that is taken back. Undefined when the batch is not of that kind or was not counted.
+   */
+  const hitCapped = (batch: readonly Pending[]): HitOutcome[] | undefined => {
+    const b = batch[0]!.buckets[0]!;
+    if (batch[0]!.buckets.length !== 1 || batch.some((p) => p.buckets[0]!.windowMs !== b.windowMs || p.buckets[0]!.limit !== b.limit)) return undefined;
+    let earliest = batch[0]!.now;
+    for (const p of batch) if (p.now < earliest) earliest = p.now;
+    const key = { key: b.key, ...windowOf(earliest, b.windowMs) };
+    const known = previous.all([key], earliest);
+    if (!known || batch.some((p) => windowOf(p.now, b.windowMs).start !== key.start)) return undefined;
+    const prev = known[0]!;
+    // What the bucket admits only grows as time passes: at the earliest instant it admits every one of them.
+    const cap = highestAdmitted(b, prev, earliest);
+    const n = batch.length;
+    const count = countCapped.get(key.key, key.start, n, n, cap, key.key, earliest, cap) as number | undefined;
+    if (count === undefined) return undefined;
+    const outcomes = batch.map((p, i) => verdictOf(p.buckets, [{ key: b.key, count: count - n + i + 1, previous: prev }], p.now));
+    if (outcomes.some((o) => !o.admitted)) throw new Error('pmapi: a rate-limit batch counted within its cap judged a request refused');
+    if (count === n) forget.run(key.key, key.prevStart);
+    return outcomes as HitOutcome[];
+  };
+  /** Requests in one transaction: each client's (the same keys) together where they can be, the rest alone. */
+  const countAll = db.transaction((batch: Pending[][]) => batch.map((mine) => {
+    const together = mine.length === 1 ? undefined : hitTogether(mine);
+    return together ?? mine.map((p) => hitNow(p.buckets, p.now));
+  }));
   const flush = () => {
     const batch = queue;
     queue = [];
-    let outcomes: HitOutcome[];
+    const clients = new Map<string, Pending[]>();
+    for (const p of batch) {
+      const keys = p.buckets.length === 1 ? p.buckets[0]!.key : p.buckets.map((b) => b.key).join('\n');
+      const mine = clients.get(keys);
+      if (mine) mine.push(p);
+      else clients.set(keys, [p]);
+    }
+    const groups = [...clients.values()];
+    let outcomes: HitOutcome[][];
     try {
-      outcomes = batch.length === 1 ? [hitNow(batch[0]!.buckets, batch[0]!.now)] : countAll.immediate(batch);
+      // One client: a request alone, or its requests when they fit, is one statement committing on its own.
+      // Several clients share one transaction, so the file's lock and log append are paid once for them all.
+      const alone = groups.length > 1 ? undefined : batch.length === 1 ? [hitNow(batch[0]!.buckets, batch[0]!.now)] : hitCapped(batch);
+      outcomes = alone ? [alone] : countAll.immediate(groups);
     } catch (err) {
       for (const p of batch) p.reject(err);
       return;
     }
-    batch.forEach((p, i) => p.resolve(outcomes[i]!));
+    groups.forEach((mine, k) => mine.forEach((p, i) => p.resolve(outcomes[k]![i]!)));
   };
   return {
     hit(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
