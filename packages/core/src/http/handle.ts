@@ -163,6 +163,10 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
     const qIndex = req.url.indexOf('?');
     const path = qIndex === -1 ? req.url : req.url.slice(0, qIndex);
     const extra: Record<string, string> = {};
+    /** The limiter's X-RateLimit-* headers once it admitted the request (kept apart from `extra`: an object of one shape, spread as it is). */
+    let limited: Record<string, string> | undefined;
+    /** Every header the answer carries beside its own: the limiter's, then `extra`. */
+    const besides = (): Record<string, string> => (limited ? { ...limited, ...extra } : extra);
     /** The rate limiter's count of this request while it is not settled (`admitted`). */
     let counting: Promise<Record<string, string>> | undefined;
     /** Wait for the limiter's verdict: its headers, or its 429. */
@@ -170,7 +174,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       if (!counting) return;
       const c = counting;
       counting = undefined;
-      Object.assign(extra, await c);
+      limited = await c;
     };
     /**
      * A read's answer once the limiter admits the request. A read started
@@ -188,11 +192,12 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
     };
     /** The v3 presentation of an operation's result: status, headers, JSON body. */
     const respond = (out: OpResult): HttpResponse => {
-      const headers: Record<string, string> = { 'x-request-id': requestId, ...extra, ...(out.headers ?? {}) };
-      if (typeof out.text === 'string') return { status: out.status, headers: { ...JSON_HEADERS, ...headers }, body: out.text };
-      if (out.text !== undefined) return piecewiseResponse(out.status, { ...JSON_HEADERS, ...headers }, out.text);
-      if (out.body === undefined) return { status: out.status, headers };
-      return { status: out.status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(out.body) };
+      // Each answer's headers built in one object literal.
+      if (out.text === undefined && out.body === undefined) return { status: out.status, headers: { 'x-request-id': requestId, ...limited, ...extra, ...out.headers } };
+      const headers: Record<string, string> = { ...JSON_HEADERS, 'x-request-id': requestId, ...limited, ...extra, ...out.headers };
+      if (typeof out.text === 'string') return { status: out.status, headers, body: out.text };
+      if (out.text !== undefined) return piecewiseResponse(out.status, headers, out.text);
+      return { status: out.status, headers, body: JSON.stringify(out.body) };
     };
     try {
       if (path !== prefix && !path.startsWith(`${prefix}/`)) throw new ProblemError('route_not_found', `No route ${path}`);
@@ -268,21 +273,21 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
           err = refused;
         }
       }
-      if (err instanceof ProblemError) return problem(err, path, requestId, err.code === 'rate_limited' ? {} : extra);
+      if (err instanceof ProblemError) return problem(err, path, requestId, err.code === 'rate_limited' ? {} : besides());
       if (store.dialect.isUniqueViolation(err)) {
-        return problem(new ProblemError('conflict', 'The change collides with an existing record'), path, requestId, extra);
+        return problem(new ProblemError('conflict', 'The change collides with an existing record'), path, requestId, besides());
       }
       if (store.dialect.isUnavailable(err)) {
-        return problem(new ProblemError('service_unavailable', 'The database is unavailable; retry shortly', {}, { 'retry-after': '1' }), path, requestId, extra);
+        return problem(new ProblemError('service_unavailable', 'The database is unavailable; retry shortly', {}, { 'retry-after': '1' }), path, requestId, besides());
       }
       // A resource whose storage does not match its declaration (registered without its migration): the
       // transaction rolled back; the operator hears of it, the client learns a retry will not help.
       if (store.dialect.isSchemaMismatch?.(err)) {
         o.onError(err, req);
-        return problem(new ProblemError('resource_misconfigured', 'The server cannot process this resource (its storage does not match its declaration); retrying will not help'), path, requestId, extra);
+        return problem(new ProblemError('resource_misconfigured', 'The server cannot process this resource (its storage does not match its declaration); retrying will not help'), path, requestId, besides());
       }
       o.onError(err, req);
-      return problem(new ProblemError('internal_error', errorCodes.internal_error.title), path, requestId, extra);
+      return problem(new ProblemError('internal_error', errorCodes.internal_error.title), path, requestId, besides());
     }
   };
 
