@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
-import { highestAdmitted, inKeyOrder, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
+import { byKeys, highestAdmitted, inKeyOrder, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
 import { checkTablePrefix, tableNames } from './table-prefix';
 
 export interface SqliteRateLimitStoreOptions {
@@ -200,14 +200,7 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
   const flush = () => {
     const batch = queue;
     queue = [];
-    const clients = new Map<string, Pending[]>();
-    for (const p of batch) {
-      const keys = p.buckets.length === 1 ? p.buckets[0]!.key : p.buckets.map((b) => b.key).join('\n');
-      const mine = clients.get(keys);
-      if (mine) mine.push(p);
-      else clients.set(keys, [p]);
-    }
-    const groups = [...clients.values()];
+    const groups = byKeys(batch);
     let outcomes: HitOutcome[][];
     try {
       // One client: a request alone, or its requests when they fit, is one statement committing on its own.

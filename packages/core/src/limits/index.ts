@@ -8,7 +8,7 @@ import {
 } from './rules';
 
 export {
-  V3_RATE_LIMITS, DEFAULT_BLOCK_FACTOR, judge, highestAdmitted, inKeyOrder, windowOf, verdictOf, previousCounts, PREVIOUS_WINDOW_SETTLE_MS,
+  V3_RATE_LIMITS, DEFAULT_BLOCK_FACTOR, judge, highestAdmitted, byKeys, inKeyOrder, windowOf, verdictOf, previousCounts, PREVIOUS_WINDOW_SETTLE_MS,
   type PreviousCounts, type BucketHit, type BucketState, type HitOutcome, type RateLimitMethod, type RateLimitRule, type RateLimitStore, type RateLimitTable,
 } from './rules';
 export { memoryRateLimitStore } from './memory';

@@ -101,6 +101,21 @@ export function highestAdmitted(b: BucketHit, previous: number, now: number): nu
   return Math.floor((b.limit * b.windowMs - previous * windowOf(now, b.windowMs).resetMs) / b.windowMs);
 }
 
+/**
+ * Requests grouped by the keys they count in (a client's requests share them): groups in order of their first
+ * request, each in arrival order. What the database stores count together.
+ */
+export function byKeys<P extends { buckets: readonly { key: string }[] }>(requests: readonly P[]): P[][] {
+  const groups = new Map<string, P[]>();
+  for (const p of requests) {
+    const keys = p.buckets.length === 1 ? p.buckets[0]!.key : p.buckets.map((b) => b.key).join('\n');
+    const mine = groups.get(keys);
+    if (mine) mine.push(p);
+    else groups.set(keys, [p]);
+  }
+  return [...groups.values()];
+}
+
 /** Buckets in key order: the order every store locks counter rows in, so concurrent multi-row counts cannot deadlock. */
 export function inKeyOrder<B extends { key: string }>(buckets: readonly B[]): B[] {
   return [...buckets].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));

@@ -1,6 +1,6 @@
 import type { SqlStore } from '../sql/dialect';
 import { activeBlock, countTogether, countUnlessBlocked, forgetOldWindows, refuse, sweepRateLimits, type CounterKey } from '../sql/queries/rate-limits';
-import { highestAdmitted, inKeyOrder, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
+import { byKeys, highestAdmitted, inKeyOrder, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
 
 /**
  * Counters in the database (tables `rate_counters`, `rate_blocks`), so every
@@ -98,14 +98,7 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
     const batch = queue;
     queue = [];
     // One client's requests (the same keys) are counted together; other clients' go beside them.
-    const clients = new Map<string, Pending[]>();
-    for (const p of batch) {
-      const keys = p.buckets.length === 1 ? p.buckets[0]!.key : p.buckets.map((b) => b.key).join('\n');
-      const mine = clients.get(keys);
-      if (mine) mine.push(p);
-      else clients.set(keys, [p]);
-    }
-    for (const mine of clients.values()) {
+    for (const mine of byKeys(batch)) {
       let together: ReturnType<typeof hitTogether>;
       try {
         together = mine.length === 1 ? undefined : hitTogether(mine);
