@@ -38,9 +38,7 @@ const MOST_TOGETHER = 32;
  * statements reach the driver after different numbers of awaits (the rate
  * limiter's count goes through its own queue, the read it lets start beside it
  * through the engine), and waiting for the microtasks alone sent them in
- * separate writes, each waking a Postgres backend (on a 2-vCPU VM, GET
- * /tasks/{id} with the limiter: +194 µs of server CPU per request then,
- * +97 µs now). Each is its own implicit transaction, as on a connection of its
+ * separate writes, each waking a Postgres backend. Each is its own implicit transaction, as on a connection of its
  * own, and an error fails only its statement; but the round trip, the
  * checkout, the socket write and the server's wake-up are paid once for
  * them. A transaction begun on `reads` takes a connection of its own, as on

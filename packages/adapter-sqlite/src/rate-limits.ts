@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
-import { byKeys, highestAdmitted, inKeyOrder, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
+import { byKeys, inKeyOrder, judgeOneKeyBatch, planOneKeyBatch, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
 import { checkTablePrefix, tableNames } from './table-prefix';
 
 export interface SqliteRateLimitStoreOptions {
@@ -174,23 +174,14 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
    * count that is taken back. Undefined when the batch is not of that kind or was not counted.
    */
   const hitCapped = (batch: readonly Pending[]): HitOutcome[] | undefined => {
-    const b = batch[0]!.buckets[0]!;
-    if (batch[0]!.buckets.length !== 1 || batch.some((p) => p.buckets[0]!.windowMs !== b.windowMs || p.buckets[0]!.limit !== b.limit)) return undefined;
-    let earliest = batch[0]!.now;
-    for (const p of batch) if (p.now < earliest) earliest = p.now;
-    const key = { key: b.key, ...windowOf(earliest, b.windowMs) };
-    const known = previous.all([key], earliest);
-    if (!known || batch.some((p) => windowOf(p.now, b.windowMs).start !== key.start)) return undefined;
-    const prev = known[0]!;
-    // What the bucket admits only grows as time passes: at the earliest instant it admits every one of them.
-    const cap = highestAdmitted(b, prev, earliest);
-    const n = batch.length;
+    const plan = planOneKeyBatch(batch, previous);
+    if (!plan) return undefined;
+    const { key, n, cap, earliest } = plan;
     const count = countCapped.get(key.key, key.start, n, n, cap, key.key, earliest, cap) as number | undefined;
     if (count === undefined) return undefined;
-    const outcomes = batch.map((p, i) => verdictOf(p.buckets, [{ key: b.key, count: count - n + i + 1, previous: prev }], p.now));
-    if (outcomes.some((o) => !o.admitted)) throw new Error('pmapi: a rate-limit batch counted within its cap judged a request refused');
+    const outcomes = judgeOneKeyBatch(batch, plan, count);
     if (count === n) forget.run(key.key, key.prevStart);
-    return outcomes as HitOutcome[];
+    return outcomes;
   };
   /** Requests in one transaction: each client's (the same keys) together where they can be, the rest alone. */
   const countAll = db.transaction((batch: Pending[][]) => batch.map((mine) => {

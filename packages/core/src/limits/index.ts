@@ -8,8 +8,8 @@ import {
 } from './rules';
 
 export {
-  V3_RATE_LIMITS, DEFAULT_BLOCK_FACTOR, judge, highestAdmitted, byKeys, inKeyOrder, windowOf, verdictOf, previousCounts, PREVIOUS_WINDOW_SETTLE_MS,
-  type PreviousCounts, type BucketHit, type BucketState, type HitOutcome, type RateLimitMethod, type RateLimitRule, type RateLimitStore, type RateLimitTable,
+  V3_RATE_LIMITS, DEFAULT_BLOCK_FACTOR, judge, highestAdmitted, byKeys, planOneKeyBatch, judgeOneKeyBatch, inKeyOrder, windowOf, verdictOf, previousCounts, PREVIOUS_WINDOW_SETTLE_MS,
+  type PreviousCounts, type OneKeyBatch, type BucketHit, type BucketState, type HitOutcome, type RateLimitMethod, type RateLimitRule, type RateLimitStore, type RateLimitTable,
 } from './rules';
 export { memoryRateLimitStore } from './memory';
 export { sqlRateLimitStore } from './sql';

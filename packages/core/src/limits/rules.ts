@@ -101,6 +101,40 @@ export function highestAdmitted(b: BucketHit, previous: number, now: number): nu
   return Math.floor((b.limit * b.windowMs - previous * windowOf(now, b.windowMs).resetMs) / b.windowMs);
 }
 
+/** One client's batch on a single key, ready for one all-or-none statement: its counter, the previous window's count, and the cap the count may reach. */
+export interface OneKeyBatch {
+  key: { key: string; start: number; prevStart: number };
+  previous: number;
+  /** The highest count the batch may bring the key to: what the bucket admits at the earliest request's instant. */
+  cap: number;
+  n: number;
+  earliest: number;
+}
+
+/**
+ * The plan for counting a batch with one statement (both database stores): every request on the same single
+ * bucket and window, with the previous window's count settled and remembered (the steady state of one busy
+ * client). What the bucket admits only grows as time passes, so at the earliest instant it admits every one of
+ * them. Undefined when the batch is not of that kind.
+ */
+export function planOneKeyBatch(batch: ReadonlyArray<{ buckets: readonly BucketHit[]; now: number }>, memo: PreviousCounts): OneKeyBatch | undefined {
+  const b = batch[0]!.buckets[0]!;
+  if (batch.some((p) => p.buckets.length !== 1 || p.buckets[0]!.key !== b.key || p.buckets[0]!.windowMs !== b.windowMs || p.buckets[0]!.limit !== b.limit)) return undefined;
+  let earliest = batch[0]!.now;
+  for (const p of batch) if (p.now < earliest) earliest = p.now;
+  const key = { key: b.key, ...windowOf(earliest, b.windowMs) };
+  const known = memo.all([key], earliest);
+  if (!known || batch.some((p) => windowOf(p.now, b.windowMs).start !== key.start)) return undefined;
+  return { key, previous: known[0]!, cap: highestAdmitted(b, known[0]!, earliest), n: batch.length, earliest };
+}
+
+/** Each request of a batch counted by its plan's statement (the key's count is now `count`), judged on the count it would have had alone: the count before the statement plus its place in the batch, at its own instant. */
+export function judgeOneKeyBatch(batch: ReadonlyArray<{ buckets: readonly BucketHit[]; now: number }>, plan: OneKeyBatch, count: number): HitOutcome[] {
+  const outcomes = batch.map((p, i) => verdictOf(p.buckets, [{ key: plan.key.key, count: count - plan.n + i + 1, previous: plan.previous }], p.now));
+  if (outcomes.some((o) => !o.admitted)) throw new Error('pmapi: a rate-limit batch counted within its cap judged a request refused');
+  return outcomes as HitOutcome[];
+}
+
 /**
  * Requests grouped by the keys they count in (a client's requests share them): groups in order of their first
  * request, each in arrival order. What the database stores count together.

@@ -1,6 +1,6 @@
 import type { SqlStore } from '../sql/dialect';
-import { activeBlock, countTogether, countUnlessBlocked, forgetOldWindows, refuse, sweepRateLimits, type CounterKey } from '../sql/queries/rate-limits';
-import { byKeys, highestAdmitted, inKeyOrder, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
+import { activeBlock, countTogether, countUnlessBlocked, forgetOldWindows, refuse, sweepRateLimits } from '../sql/queries/rate-limits';
+import { byKeys, inKeyOrder, judgeOneKeyBatch, planOneKeyBatch, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
 
 /**
  * Counters in the database (tables `rate_counters`, `rate_blocks`), so every
@@ -56,7 +56,7 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
   /**
    * Requests that all count in the same single bucket and window, with the
    * previous window's count settled and remembered (the steady state of one
-   * busy client on GET, whose two v3 buckets are one): when all of them fit
+   * busy client; GET, POST and PATCH count in one bucket each): when all of them fit
    * (the count after them stays within what the bucket admits at the
    * earliest of their instants), one statement adds them all, and each is
    * judged on the count it would have had counted alone (the count before the
@@ -69,24 +69,14 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
    * was not counted.
    */
   function hitTogether(batch: readonly Pending[]): Promise<HitOutcome[] | undefined> | undefined {
-    const b = batch[0]!.buckets[0]!;
-    if (batch.some((p) => p.buckets.length !== 1 || p.buckets[0]!.key !== b.key || p.buckets[0]!.windowMs !== b.windowMs || p.buckets[0]!.limit !== b.limit)) return undefined;
-    let earliest = batch[0]!.now;
-    for (const p of batch) if (p.now < earliest) earliest = p.now;
-    const key: CounterKey = { key: b.key, ...windowOf(earliest, b.windowMs) };
-    const known = previous.all([key], earliest);
-    if (!known || batch.some((p) => windowOf(p.now, b.windowMs).start !== key.start)) return undefined;
-    const prev = known[0]!;
-    // What the bucket admits only grows as time passes: at the earliest instant it admits every one of them.
-    const cap = highestAdmitted(b, prev, earliest);
-    const n = batch.length;
-    return countTogether(db, store.dialect, key, n, cap, earliest).then(async (count) => {
+    const plan = planOneKeyBatch(batch, previous);
+    if (!plan) return undefined;
+    return countTogether(db, store.dialect, plan.key, plan.n, plan.cap, plan.earliest).then(async (count) => {
       if (count === undefined) return undefined;
-      const outcomes = batch.map((p, i) => verdictOf(p.buckets, [{ key: b.key, count: count - n + i + 1, previous: prev }], p.now));
-      if (outcomes.some((o) => !o.admitted)) throw new Error('pmapi: a rate-limit batch counted within its cap judged a request refused');
+      const outcomes = judgeOneKeyBatch(batch, plan, count);
       // The batch opened the key's window: its older windows can go.
-      if (count === n) await forgetOldWindows(db, key.key, key.prevStart);
-      return outcomes as HitOutcome[];
+      if (count === plan.n) await forgetOldWindows(db, plan.key.key, plan.key.prevStart);
+      return outcomes;
     });
   }
 
