@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
-import { byKeys, inKeyOrder, judgeOneKeyBatch, planOneKeyBatch, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
+import { byKeys, inKeyOrder, judgeOneKeyBatch, leaseBook, planOneKeyBatch, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from '@pmapi/core';
 import { checkTablePrefix, tableNames } from './table-prefix';
 
 export interface SqliteRateLimitStoreOptions {
@@ -90,6 +90,8 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
 
   // Previous windows' counts, once settled, come from this process's memo: counting is then a plain upsert.
   const previous = previousCounts();
+  // Reservations (core limits/lease.ts): a busy client's batch reserves a few counts more, and its next requests are answered from them.
+  const leases = leaseBook();
   /** The counting statement's parameters: `by`, each key's window, the keys again, the instant blocks are judged at. */
   const countParams = (by: number, keys: ReadonlyArray<{ key: string; start: number }>, now: number): unknown[] => {
     const params: unknown[] = [by];
@@ -112,7 +114,10 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
     }
     for (const k of previous.settle(keys, counted, known, now)) forget.run(k.key, k.prevStart);
     const verdict = verdictOf(buckets, counted, now);
-    if (verdict.admitted) return verdict;
+    if (verdict.admitted) {
+      if (keys.length === 1) leases.counted(keys[0]!.key, keys[0]!.start, counted[0]!.count);
+      return verdict;
+    }
     const until = refuse.immediate(keys, verdict.tripped.map((b) => ({ key: b.key, until: now + b.blockMs })), now);
     return { admitted: false, retryAfterMs: until - now };
   };
@@ -177,29 +182,46 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
     const plan = planOneKeyBatch(batch, previous);
     if (!plan) return undefined;
     const { key, n, cap, earliest } = plan;
-    const count = countCapped.get(key.key, key.start, n, n, cap, key.key, earliest, cap) as number | undefined;
+    const extra = leases.extra(plan);
+    // A request alone goes this way only to take a reservation; otherwise hitNow counts it (one statement either way).
+    if (n === 1 && extra === 0) return undefined;
+    const count = countCapped.get(key.key, key.start, n + extra, n + extra, cap, key.key, earliest, cap) as number | undefined;
     if (count === undefined) return undefined;
-    const outcomes = judgeOneKeyBatch(batch, plan, count);
-    if (count === n) forget.run(key.key, key.prevStart);
+    leases.granted(plan, extra, count);
+    const outcomes = judgeOneKeyBatch(batch, plan, count - extra);
+    if (count === n + extra) forget.run(key.key, key.prevStart);
     return outcomes;
   };
   /** Requests in one transaction: each client's (the same keys) together where they can be, the rest alone. */
   const countAll = db.transaction((batch: Pending[][]) => batch.map((mine) => {
-    const together = mine.length === 1 ? undefined : hitTogether(mine);
+    const together = hitCapped(mine) ?? (mine.length > 1 && mine[0]!.buckets.length > 1 ? hitTogether(mine) : undefined);
     return together ?? mine.map((p) => hitNow(p.buckets, p.now));
   }));
   const flush = () => {
     const batch = queue;
     queue = [];
-    const groups = byKeys(batch);
+    // A client's reservation answers what it can without a statement.
+    const groups: Pending[][] = [];
+    for (const group of byKeys(batch)) {
+      const served = leases.serve(group);
+      served.forEach((o, i) => group[i]!.resolve(o));
+      if (served.length < group.length) groups.push(served.length ? group.slice(served.length) : group);
+    }
+    if (groups.length === 0) return;
     let outcomes: HitOutcome[][];
     try {
-      // One client: a request alone, or its requests when they fit, is one statement committing on its own.
+      // What is left of a reservation goes back before its key is counted again, so the count is this process's requests exactly.
+      for (const mine of groups) {
+        const back = mine[0]!.buckets.length === 1 ? leases.release(mine[0]!.buckets[0]!.key) : undefined;
+        if (back) takeBack.run(back.unspent, back.key, back.start);
+      }
+      // One client: its requests, when they fit, or a request alone, is one statement committing on its own.
       // Several clients share one transaction, so the file's lock and log append are paid once for them all.
-      const alone = groups.length > 1 ? undefined : batch.length === 1 ? [hitNow(batch[0]!.buckets, batch[0]!.now)] : hitCapped(batch);
+      const one = groups.length > 1 ? undefined : groups[0]!;
+      const alone = one && (hitCapped(one) ?? (one.length === 1 ? [hitNow(one[0]!.buckets, one[0]!.now)] : undefined));
       outcomes = alone ? [alone] : countAll.immediate(groups);
     } catch (err) {
-      for (const p of batch) p.reject(err);
+      for (const mine of groups) for (const p of mine) p.reject(err);
       return;
     }
     groups.forEach((mine, k) => mine.forEach((p, i) => p.resolve(outcomes[k]![i]!)));

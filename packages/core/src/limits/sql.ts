@@ -1,5 +1,6 @@
 import type { SqlStore } from '../sql/dialect';
-import { activeBlock, countTogether, countUnlessBlocked, forgetOldWindows, refuse, sweepRateLimits } from '../sql/queries/rate-limits';
+import { activeBlock, countTogether, countUnlessBlocked, forgetOldWindows, giveBack, refuse, sweepRateLimits } from '../sql/queries/rate-limits';
+import { leaseBook } from './lease';
 import { byKeys, inKeyOrder, judgeOneKeyBatch, planOneKeyBatch, previousCounts, verdictOf, windowOf, type BucketHit, type HitOutcome, type RateLimitStore } from './rules';
 
 /**
@@ -26,10 +27,16 @@ import { byKeys, inKeyOrder, judgeOneKeyBatch, planOneKeyBatch, previousCounts, 
  * statements of the moment, in arrival order: the reads of requests the
  * limiter had room for, started beside their count (http/handle.ts), go in the
  * same write.
+ *
+ * A busy client's batch may reserve a few counts more, and its next requests
+ * are answered from them without a statement (limits/lease.ts); one count of a
+ * client's key is in flight at a time, and requests arriving meanwhile wait
+ * for it, then are answered from what it reserved where they can.
  */
 export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
   const db = store.reads ?? store.db;
   const previous = previousCounts();
+  const leases = leaseBook();
 
   /** One request counted on its own. */
   async function hitOne(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
@@ -45,7 +52,10 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
     }
     for (const k of previous.settle(keys, counted, known, now)) await forgetOldWindows(db, k.key, k.prevStart);
     const verdict = verdictOf(buckets, counted, now);
-    if (verdict.admitted) return verdict;
+    if (verdict.admitted) {
+      if (keys.length === 1) leases.counted(keys[0]!.key, keys[0]!.start, counted[0]!.count);
+      return verdict;
+    }
     // Refused requests count nowhere.
     const until = await refuse(db, keys, verdict.tripped.map((b) => ({ key: b.key, until: now + b.blockMs })), now);
     return { admitted: false, retryAfterMs: until - now };
@@ -71,39 +81,68 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
   function hitTogether(batch: readonly Pending[]): Promise<HitOutcome[] | undefined> | undefined {
     const plan = planOneKeyBatch(batch, previous);
     if (!plan) return undefined;
-    return countTogether(db, store.dialect, plan.key, plan.n, plan.cap, plan.earliest).then(async (count) => {
+    const extra = leases.extra(plan);
+    // A request alone goes this way only to take a reservation; otherwise hitOne counts it (one statement either way).
+    if (plan.n === 1 && extra === 0) return undefined;
+    return countTogether(db, store.dialect, plan.key, plan.n + extra, plan.cap, plan.earliest).then(async (count) => {
       if (count === undefined) return undefined;
-      const outcomes = judgeOneKeyBatch(batch, plan, count);
+      leases.granted(plan, extra, count);
+      const outcomes = judgeOneKeyBatch(batch, plan, count - extra);
       // The batch opened the key's window: its older windows can go.
-      if (count === plan.n) await forgetOldWindows(db, plan.key.key, plan.key.prevStart);
+      if (count === plan.n + extra) await forgetOldWindows(db, plan.key.key, plan.key.prevStart);
       return outcomes;
     });
   }
 
   let queue: Pending[] = [];
-  const settle = (p: Pending, outcome: Promise<HitOutcome>) => void outcome.then(p.resolve, p.reject);
-  /** Count requests one by one, all at once: their statements leave together where `db` sends them so, in arrival order. */
-  const eachAlone = (batch: readonly Pending[]) => batch.forEach((p) => settle(p, hitOne(p.buckets, p.now)));
+  /** One client's requests (the same keys): together with one statement where they fit, else one by one; settles when all are answered. */
+  const countGroup = (mine: readonly Pending[]): Promise<unknown> => {
+    let together: ReturnType<typeof hitTogether>;
+    try {
+      together = hitTogether(mine);
+    } catch (err) {
+      mine.forEach((p) => p.reject(err));
+      return Promise.resolve();
+    }
+    const alone = (): Promise<unknown> => Promise.all(mine.map((p) => hitOne(p.buckets, p.now).then(p.resolve, p.reject)));
+    if (!together) return alone();
+    return together.then(
+      (outcomes): unknown => (outcomes ? mine.forEach((p, i) => p.resolve(outcomes[i]!)) : alone()),
+      (err: unknown) => mine.forEach((p) => p.reject(err)),
+    );
+  };
+  /** Single-key clients whose count is in flight: their later requests wait for it (then a reservation it took may answer them). */
+  const inFlight = new Map<string, Pending[]>();
+  /** A single-key client's requests: from its reservation where it can, else counted, one statement in flight per key. */
+  const countKey = (key: string, group: readonly Pending[]): void => {
+    const served = leases.serve(group);
+    served.forEach((o, i) => group[i]!.resolve(o));
+    if (served.length === group.length) return;
+    const mine = served.length ? group.slice(served.length) : group;
+    const waiting: Pending[] = [];
+    inFlight.set(key, waiting);
+    // What is left of the reservation goes back before the key is counted again, so the count is this process's
+    // requests exactly. Should that fail, the counts stay for their window (refusing early, never admitting late).
+    const back = leases.release(key);
+    const counting = back ? giveBack(db, back.key, back.start, back.unspent).catch(() => undefined).then(() => countGroup(mine)) : countGroup(mine);
+    void counting.then(() => {
+      inFlight.delete(key);
+      if (waiting.length) countKey(key, waiting);
+    });
+  };
   const flush = () => {
     const batch = queue;
     queue = [];
     // One client's requests (the same keys) are counted together; other clients' go beside them.
-    for (const mine of byKeys(batch)) {
-      let together: ReturnType<typeof hitTogether>;
-      try {
-        together = mine.length === 1 ? undefined : hitTogether(mine);
-      } catch (err) {
-        mine.forEach((p) => p.reject(err));
+    for (const group of byKeys(batch)) {
+      if (group[0]!.buckets.length !== 1) {
+        void countGroup(group);
         continue;
       }
-      if (!together) {
-        eachAlone(mine);
-        continue;
-      }
-      together.then(
-        (outcomes) => (outcomes ? mine.forEach((p, i) => p.resolve(outcomes[i]!)) : eachAlone(mine)),
-        (err: unknown) => mine.forEach((p) => p.reject(err)),
-      );
+      const key = group[0]!.buckets[0]!.key;
+      const waiting = inFlight.get(key);
+      if (waiting) waiting.push(...group);
+      else countKey(key, group);
     }
   };
 

@@ -92,6 +92,12 @@ export async function forgetOldWindows(db: Kysely<any>, key: string, before: num
   await db.deleteFrom('rate_counters').where('key', '=', key).where('window_start', '<', before).execute();
 }
 
+/** Take `n` counts back from one key's window: what a reservation added and nobody used (limits/lease.ts). */
+export async function giveBack(db: Kysely<any>, key: string, start: number, n: number): Promise<void> {
+  await db.updateTable('rate_counters').set((eb) => ({ count: eb('count', '-', n) }))
+    .where('key', '=', key).where('window_start', '=', start).execute();
+}
+
 /**
  * Take a refused request's counts back and block each tripped key unless a
  * block already runs (its retry neither shortens nor extends the block);
