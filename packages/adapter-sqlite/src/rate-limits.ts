@@ -32,7 +32,8 @@ export interface SqliteRateLimitStoreOptions {
  * Semantics are those of the generic store (limits/sql.ts): one statement per
  * admitted request (a plain upsert once the previous windows' counts are
  * settled and remembered; one for all the requests that arrive together with
- * the same keys, see hitCapped and hitTogether), an atomic count in every bucket unless a key is blocked,
+ * the same keys, see hitCapped and hitTogether; a busy client's next requests answered from counts its statement
+ * reserved, core limits/lease.ts), an atomic count in every bucket unless a key is blocked,
  * refused requests count nowhere, a block is never shortened or extended.
  * With a table prefix the file may be shared with others (the host's file):
  * the tables carry the prefix, and a damaged file holding anything else is
