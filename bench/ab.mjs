@@ -1,5 +1,5 @@
-// node ab.mjs CASE [--pg] [--limiter] [--pairs N] [--seconds S]: two variants of one case of the matrix, measured in
-// N pairs (default 8), each pair in a random order, at 10 connections: the server's CPU per request (its /proc stat,
+// node ab.mjs CASE [--pg] [--limiter] [--pairs N] [--seconds S] [--connections C]: two variants of one case of the matrix,
+// measured in N pairs (default 8), each pair in a random order, at C connections (default 10): the server's CPU per request (its /proc stat,
 // user + system) and the throughput, with medians and each pair's difference. Variants: raw and pmapi; with
 // --limiter, pmapi and pmapi with the database rate limiter (BENCH_LIMITER_STORE=memory: the in-memory one); for
 // deep and expand, A and B. For effects of a few percent, which the machine's drift from one run to the next
@@ -15,7 +15,8 @@ const opt = (name, dflt) => {
 const PG = args.includes('--pg');
 const PAIRS = Number(opt('pairs', 8));
 const SECONDS = Number(opt('seconds', 3));
-const name = args.find((a, i) => !a.startsWith('--') && !['--pairs', '--seconds'].includes(args[i - 1])) ?? 'get';
+const CONNS = Number(opt('connections', 10));
+const name = args.find((a, i) => !a.startsWith('--') && !['--pairs', '--seconds', '--connections'].includes(args[i - 1])) ?? 'get';
 pinLoad();
 const target = await openTarget({ pg: PG, tasks: Number(process.env.BENCH_TASKS ?? 20000) });
 const c = caseList(target.seed).find((x) => x.name === name);
@@ -27,15 +28,15 @@ const ticks = (pid) => {
 };
 const cpu = Object.fromEntries(kinds.map((k) => [k, []]));
 const rps = Object.fromEntries(kinds.map((k) => [k, []]));
-console.log(`${name} on ${PG ? 'Postgres' : 'SQLite'}: ${kinds.join(' vs ')}, ${PAIRS} pairs of ${SECONDS} s runs at 10 connections, each pair in random order`);
+console.log(`${name} on ${PG ? 'Postgres' : 'SQLite'}: ${kinds.join(' vs ')}, ${PAIRS} pairs of ${SECONDS} s runs at ${CONNS} connections, each pair in random order`);
 for (let i = 0; i < PAIRS; i++) {
   for (const kind of Math.random() < 0.5 ? kinds : [...kinds].reverse()) {
     const v = c.variants[kind];
     const srv = await startServer(v.server, target.url, {});
     try {
-      await loadOnce(srv.url, v, { seconds: 1, connections: 10 });
+      await loadOnce(srv.url, v, { seconds: 1, connections: CONNS });
       const a = ticks(srv.child.pid);
-      const r = await loadOnce(srv.url, v, { seconds: SECONDS, connections: 10 });
+      const r = await loadOnce(srv.url, v, { seconds: SECONDS, connections: CONNS });
       if (r.non2xx || r.errors) console.warn(`  ${kind}: ${r.non2xx} not 2xx, ${r.errors} errors`);
       cpu[kind].push(((ticks(srv.child.pid) - a) * 10000) / (r.rps * SECONDS));
       rps[kind].push(r.rps);
