@@ -194,28 +194,27 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
     return outcomes;
   };
   /** Requests in one transaction: each client's (the same keys) together where they can be, the rest alone. */
-  const countAll = db.transaction((batch: Pending[][]) => batch.map((mine) => {
+  const countAll = db.transaction((batch: ReadonlyArray<readonly Pending[]>) => batch.map((mine) => {
     const together = hitCapped(mine) ?? (mine.length > 1 && mine[0]!.buckets.length > 1 ? hitTogether(mine) : undefined);
     return together ?? mine.map((p) => hitNow(p.buckets, p.now));
   }));
   const flush = () => {
     const batch = queue;
     queue = [];
-    // A client's reservation answers what it can without a statement.
-    const groups: Pending[][] = [];
+    // A client's reservation answers what it can without a statement; what is left of it goes back before its key
+    // is counted again, so the count is this process's requests exactly.
+    const groups: Array<readonly Pending[]> = [];
+    const backs: Array<{ key: string; start: number; unspent: number }> = [];
     for (const group of byKeys(batch)) {
-      const served = leases.serve(group);
+      const { served, rest, back } = leases.take(group);
       served.forEach((o, i) => group[i]!.resolve(o));
-      if (served.length < group.length) groups.push(served.length ? group.slice(served.length) : group);
+      if (rest.length) groups.push(rest);
+      if (back) backs.push(back);
     }
     if (groups.length === 0) return;
     let outcomes: HitOutcome[][];
     try {
-      // What is left of a reservation goes back before its key is counted again, so the count is this process's requests exactly.
-      for (const mine of groups) {
-        const back = mine[0]!.buckets.length === 1 ? leases.release(mine[0]!.buckets[0]!.key) : undefined;
-        if (back) takeBack.run(back.unspent, back.key, back.start);
-      }
+      for (const back of backs) takeBack.run(back.unspent, back.key, back.start);
       // One client: its requests, when they fit, or a request alone, is one statement committing on its own.
       // Several clients share one transaction, so the file's lock and log append are paid once for them all.
       const one = groups.length > 1 ? undefined : groups[0]!;

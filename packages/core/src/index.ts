@@ -19,7 +19,7 @@ export { SOFT_DELETE_RETENTION_MS, BATCH_MAX } from './services/engine';
 export { CURSOR_TTL_MS } from './query/cursor';
 export { parseDatabaseArg, type DatabaseArg } from './database-arg';
 export {
-  createRateLimiter, memoryRateLimitStore, sqlRateLimitStore, V3_RATE_LIMITS, UNKNOWN_CLIENT_IP, judge, highestAdmitted, byKeys, planOneKeyBatch, judgeOneKeyBatch, leaseBook, LEASE_MS, LEASE_MAX, LEASE_SHARE, inKeyOrder, windowOf, verdictOf, previousCounts,
+  createRateLimiter, memoryRateLimitStore, sqlRateLimitStore, V3_RATE_LIMITS, UNKNOWN_CLIENT_IP, judge, highestAdmitted, byKeys, planOneKeyBatch, judgeOneKeyBatch, leaseBook, LEASE_MS, LEASE_MAX, inKeyOrder, windowOf, verdictOf, previousCounts,
   type PreviousCounts, type OneKeyBatch, type LeaseBook, type RateLimiter, type RateLimiterOptions, type RateLimitRule, type RateLimitTable, type RateLimitMethod, type RateLimitStore,
   type BucketHit, type BucketState, type HitOutcome,
 } from './limits/index';

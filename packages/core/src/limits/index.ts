@@ -13,7 +13,7 @@ export {
 } from './rules';
 export { memoryRateLimitStore } from './memory';
 export { sqlRateLimitStore } from './sql';
-export { leaseBook, LEASE_MS, LEASE_MAX, LEASE_SHARE, type LeaseBook } from './lease';
+export { leaseBook, LEASE_MS, LEASE_MAX, type LeaseBook } from './lease';
 
 /**
  * What the request pipeline asks of a rate limiter (spec "Limits"): admit a

@@ -31,9 +31,9 @@ interface Lease {
  * few counts more than the batch (`extra`), and the requests that follow on
  * that key in this process are answered from those reserved counts without a
  * statement, each judged on exactly the count and instant it would have had
- * counted alone (`serve`). The reservation ends when spent, at the end of its
+ * counted alone (`take`). The reservation ends when spent, at the end of its
  * window, or `LEASE_MS` after it was taken; what is left of it is given back to
- * the database (`release`) before the key is counted again, so another
+ * the database (`take` says what) before the key is counted again, so another
  * process's block binds here within `LEASE_MS` and no window keeps counts that
  * answered nobody. For one process the answers are those of counting one by
  * one; processes sharing a bucket never admit more than its limit between them
@@ -47,13 +47,17 @@ interface Lease {
  */
 export interface LeaseBook {
   /**
-   * Answer a client's requests (one key, arrival order) from its reservation,
-   * as many as it holds from the first on: their outcomes, in order (none when
-   * there is no usable reservation).
+   * A client's requests (one set of keys, arrival order): those its
+   * reservation answers, from the first on (their outcomes, in order), the
+   * rest, which the store counts, and — when there is a rest — what the
+   * reservation added and nobody used, which the store takes back from its
+   * window before counting (the reservation ends there).
    */
-  serve(requests: ReadonlyArray<{ buckets: readonly BucketHit[]; now: number }>): HitOutcome[];
-  /** End the key's reservation: the counts it added and nobody used, for the store to take back from their window, or undefined. */
-  release(key: string): { key: string; start: number; unspent: number } | undefined;
+  take<P extends { buckets: readonly BucketHit[]; now: number }>(requests: readonly P[]): {
+    served: HitOutcome[];
+    rest: readonly P[];
+    back: { key: string; start: number; unspent: number } | undefined;
+  };
   /** How many counts to reserve beyond a plan's own requests (0: none). */
   extra(plan: OneKeyBatch): number;
   /** The plan's statement added its requests and `extra` more: the key's count is now `count`. */
@@ -64,31 +68,37 @@ export interface LeaseBook {
 
 export function leaseBook(): LeaseBook {
   const leases = new Map<string, Lease>();
+  const put = (lease: Lease) => {
+    if (leases.size >= LEASE_KEYS && !leases.has(lease.key)) leases.clear();
+    leases.set(lease.key, lease);
+  };
+  /** Answer requests from the lease while it holds counts, lasts, and stays in its window. */
+  const serve = (lease: Lease, requests: ReadonlyArray<{ buckets: readonly BucketHit[]; now: number }>): HitOutcome[] => {
+    const out: HitOutcome[] = [];
+    for (const p of requests) {
+      const b = p.buckets[0]!;
+      if (lease.next > lease.last || p.now >= lease.until || windowOf(p.now, b.windowMs).start !== lease.start) break;
+      const verdict = verdictOf(p.buckets, [{ key: lease.key, count: lease.next, previous: lease.previous }], p.now);
+      // An instant before the reservation's (a clock moved back): counted by the database instead.
+      if (!verdict.admitted) break;
+      lease.next++;
+      lease.used++;
+      out.push(verdict);
+    }
+    return out;
+  };
   return {
-    serve(requests) {
+    take(requests) {
       const first = requests[0]!.buckets;
-      if (first.length !== 1) return [];
-      const lease = leases.get(first[0]!.key);
-      if (!lease) return [];
-      const out: HitOutcome[] = [];
-      for (const p of requests) {
-        const b = p.buckets[0]!;
-        if (lease.next > lease.last || p.now >= lease.until || windowOf(p.now, b.windowMs).start !== lease.start) break;
-        const verdict = verdictOf(p.buckets, [{ key: lease.key, count: lease.next, previous: lease.previous }], p.now);
-        // An instant before the reservation's (a clock moved back): counted by the database instead.
-        if (!verdict.admitted) break;
-        lease.next++;
-        lease.used++;
-        out.push(verdict);
-      }
-      return out;
-    },
-    release(key) {
-      const lease = leases.get(key);
-      if (!lease || lease.next > lease.last) return undefined;
+      const lease = first.length === 1 ? leases.get(first[0]!.key) : undefined;
+      if (!lease) return { served: [], rest: requests, back: undefined };
+      const served = serve(lease, requests);
+      if (served.length === requests.length) return { served, rest: [], back: undefined };
+      const rest = served.length ? requests.slice(served.length) : requests;
+      if (lease.next > lease.last) return { served, rest, back: undefined };
       const unspent = lease.last - lease.next + 1;
       lease.last = lease.next - 1;
-      return { key, start: lease.start, unspent };
+      return { served, rest, back: { key: lease.key, start: lease.start, unspent } };
     },
     extra(plan) {
       const lease = leases.get(plan.key.key);
@@ -98,26 +108,16 @@ export function leaseBook(): LeaseBook {
       return Math.max(0, Math.min(LEASE_MAX, Math.max(plan.n, 2 * lease.used), Math.floor(room * LEASE_SHARE)));
     },
     granted(plan, extra, count) {
-      if (leases.size >= LEASE_KEYS && !leases.has(plan.key.key)) leases.clear();
-      leases.set(plan.key.key, {
-        key: plan.key.key,
-        start: plan.key.start,
-        previous: plan.previous,
-        next: count - extra + 1,
-        last: count,
-        until: plan.earliest + LEASE_MS,
-        used: 0,
-      });
+      put({ key: plan.key.key, start: plan.key.start, previous: plan.previous, next: count - extra + 1, last: count, until: plan.earliest + LEASE_MS, used: 0 });
     },
     counted(key, start, count) {
       const lease = leases.get(key);
       if (lease && lease.start === start) {
         lease.next = count + 1;
         lease.last = count;
-        return;
+      } else {
+        put({ key, start, previous: 0, next: count + 1, last: count, until: 0, used: 0 });
       }
-      if (leases.size >= LEASE_KEYS && !lease) leases.clear();
-      leases.set(key, { key, start, previous: 0, next: count + 1, last: count, until: 0, used: 0 });
     },
   };
 }

@@ -115,15 +115,13 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
   const inFlight = new Map<string, Pending[]>();
   /** A single-key client's requests: from its reservation where it can, else counted, one statement in flight per key. */
   const countKey = (key: string, group: readonly Pending[]): void => {
-    const served = leases.serve(group);
+    const { served, rest: mine, back } = leases.take(group);
     served.forEach((o, i) => group[i]!.resolve(o));
-    if (served.length === group.length) return;
-    const mine = served.length ? group.slice(served.length) : group;
+    if (mine.length === 0) return;
     const waiting: Pending[] = [];
     inFlight.set(key, waiting);
     // What is left of the reservation goes back before the key is counted again, so the count is this process's
     // requests exactly. Should that fail, the counts stay for their window (refusing early, never admitting late).
-    const back = leases.release(key);
     const counting = back ? giveBack(db, back.key, back.start, back.unspent).catch(() => undefined).then(() => countGroup(mine)) : countGroup(mine);
     void counting.then(() => {
       inFlight.delete(key);
