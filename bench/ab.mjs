@@ -5,7 +5,7 @@
 // deep and expand, A and B. For effects of a few percent, which the machine's drift from one run to the next
 // (often more than that) hides in a fixed-order alternation: a pair's two runs are close in time, and no variant
 // is always first.
-const { caseList, cpuTicks, loadOnce, median, openTarget, pinLoad, startServer } = await import('./matrix.mjs');
+const { caseList, cpuTicks, loadOnce, WARMUP_SECONDS, median, openTarget, pinLoad, startServer } = await import('./matrix.mjs');
 
 const args = process.argv.slice(2).filter((a) => a !== '--');
 const opt = (name, dflt) => {
@@ -34,7 +34,7 @@ for (let i = 0; i < PAIRS; i++) {
     const v = c.variants[kind];
     const srv = await startServer(v.server, target.url, {});
     try {
-      await loadOnce(srv.url, v, { seconds: 1, connections: CONNS });
+      await loadOnce(srv.url, v, { seconds: WARMUP_SECONDS, connections: CONNS });
       const a = ticks(srv.child.pid);
       const r = await loadOnce(srv.url, v, { seconds: SECONDS, connections: CONNS });
       if (r.non2xx || r.errors) console.warn(`  ${kind}: ${r.non2xx} not 2xx, ${r.errors} errors`);

@@ -4,7 +4,7 @@
 // The server's from its /proc stat (user + system), Postgres's summed over every postgres process (SQLite
 // works inside the server). Throughput compares what a request costs; this shows on which side the cost is.
 import { readFileSync, readdirSync } from 'node:fs';
-const { caseList, cpuTicks, openTarget, loadOnce, startServer, pinLoad } = await import('./matrix.mjs');
+const { caseList, cpuTicks, openTarget, loadOnce, WARMUP_SECONDS, startServer, pinLoad } = await import('./matrix.mjs');
 
 const args = process.argv.slice(2).filter((a) => a !== '--');
 const PG = args.includes('--pg');
@@ -41,7 +41,7 @@ for (let r = 0; r < RUNS; r++) {
     const srv = await startServer(c.variants[kind].server, target.url, {});
     try {
       const v = c.variants[kind];
-      await loadOnce(srv.url, v, { seconds: 1, connections: 10 });
+      await loadOnce(srv.url, v, { seconds: WARMUP_SECONDS, connections: 10 });
       const a = ticks(srv.child.pid); const as = sysTicks(srv.child.pid);
       const p = PG ? postgresTicks() : 0;
       const load0 = process.cpuUsage();

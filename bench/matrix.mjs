@@ -192,6 +192,15 @@ export function caseList(s) {
   });
 }
 
+/**
+ * The seconds of load a fresh server gets before a measured run. Node's compilers take a few seconds of load
+ * to reach the steady state: measured second by second (bench/phases.mjs, GET /tasks/{id} at 10 connections),
+ * every variant ran at a third to two thirds of its steady rate in its first 3 s (pmapi with the database
+ * limiter, whose code is the largest, the longest), so a 1 s warm-up measured part of the warm-up, more of it
+ * the more code a variant runs. BENCH_WARMUP sets it.
+ */
+export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 4);
+
 /** One autocannon run: requests per second, p50/p99 latency, and the responses that were not 2xx. */
 export function loadOnce(base, req, { seconds, connections }) {
   const { prepare, ...opts } = req.req ?? req;

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { caseList, openTarget, loadOnce } from './matrix.mjs';
+import { caseList, openTarget, loadOnce, WARMUP_SECONDS } from './matrix.mjs';
 
 const args = process.argv.slice(2).filter((a) => a !== '--');
 const PG = args.includes('--pg');
@@ -26,7 +26,7 @@ const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`
 const { port } = await new Promise((resolve) => child.once('message', resolve));
 const base = `http://127.0.0.1:${port}`;
 const variant = RAW ? c.variants.raw : process.env.BENCH_VARIANT ? c.variants[process.env.BENCH_VARIANT] : (c.variants.pmapi ?? c.variants.B);
-await loadOnce(base, variant, { seconds: 1, connections: 10 });
+await loadOnce(base, variant, { seconds: WARMUP_SECONDS, connections: 10 });
 const r = await loadOnce(base, variant, { seconds: SECONDS, connections: 10 });
 console.log(`${name}: ${r.rps.toFixed(0)} req/s under the profiler (${r.non2xx} not 2xx)`);
 child.kill('SIGINT');

@@ -4,14 +4,14 @@
 // pg on Postgres) doing the same statements' work and answering the same JSON (checked before any
 // run: a raw handler that skipped the link rows or the API's field shapes would measure less work),
 // on 100k tasks. Each run is a fresh server pinned
-// to core 0 (taskset), the load from this process pinned to core 1, a 1 s warm-up, then the measured
+// to core 0 (taskset), the load from this process pinned to core 1, a warm-up of WARMUP_SECONDS (matrix.mjs, 4 s), then the measured
 // seconds; the variants of a case alternate, each run in another order (A B C, B C A, C A B, …: no variant always
 // runs first, so a drift of the machine within a round does not favour one), at least 3 runs each, at each number of
 // connections. It prints medians with min–max and each comparison beside its target. `--soak` adds 5
 // minutes of mixed load at 16 connections, sampling the server's RSS. A benchmark: it gates nothing.
 // --baseline minimal: the first raw handlers (server-raw-minimal.mjs), which answer less than pmapi; set before matrix.mjs loads.
 if (process.argv.includes('minimal') && process.argv.includes('--baseline')) process.env.BENCH_BASELINE = 'minimal';
-const { PINNED, caseList, checkSameAnswers, loadOnce, median, openTarget, pinLoad, startServer } = await import('./matrix.mjs');
+const { PINNED, caseList, checkSameAnswers, loadOnce, WARMUP_SECONDS, median, openTarget, pinLoad, startServer } = await import('./matrix.mjs');
 import { join } from 'node:path';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
@@ -42,7 +42,7 @@ if (process.env.BENCH_BASELINE === 'minimal') {
 async function measure(variant, connections) {
   const server = await startServer(variant.server, PG ? target.url : runFile, PG ? {} : { copyFrom: target.url });
   try {
-    await loadOnce(server.url, variant, { seconds: 1, connections });
+    await loadOnce(server.url, variant, { seconds: WARMUP_SECONDS, connections });
     return await loadOnce(server.url, variant, { seconds: SECONDS, connections });
   } finally {
     await server.stop();
@@ -100,7 +100,7 @@ if (SOAK) {
 }
 
 const MB = (b) => `${(b / 2 ** 20).toFixed(1)} MiB`;
-console.log(`\n${PG ? 'Postgres' : 'SQLite'}: ${s.taskIds.length.toLocaleString('en')} tasks; ${RUNS} runs × ${SECONDS} s per variant, interleaved; ${PINNED ? 'server on core 0, load on core 1' : 'NOT pinned (no taskset)'}`);
+console.log(`\n${PG ? 'Postgres' : 'SQLite'}: ${s.taskIds.length.toLocaleString('en')} tasks; ${RUNS} runs × ${SECONDS} s per variant after a ${WARMUP_SECONDS} s warm-up, interleaved; ${PINNED ? 'server on core 0, load on core 1' : 'NOT pinned (no taskset)'}`);
 console.log('req/s are medians (min–max) of the runs; a ratio is the ratio of medians.\n');
 console.log(`| case | conns | pmapi req/s | raw req/s | pmapi/raw | target | limiter on req/s | on vs off | target |`);
 console.log(`|---|---|---|---|---|---|---|---|---|`);
