@@ -58,6 +58,7 @@ for (const c of cases) {
   const cpu = process.cpuUsage(c0); const wall = performance.now() - t0;
   if (session) { const { profile } = await session.post('Profiler.stop'); mkdirSync(process.env.PROF, { recursive: true }); writeFileSync(`${process.env.PROF}/${c}.cpuprofile`, JSON.stringify(profile)); session.disconnect(); }
   console.log(`${c}: ${((cpu.user + cpu.system) / N).toFixed(1)} µs CPU/request (user ${(cpu.user / N).toFixed(0)}, sys ${(cpu.system / N).toFixed(0)}) (${(wall * 1000 / N).toFixed(1)} µs wall), ${shown.length} statements (${(statements.length / (N + 1)).toFixed(2)} per request over the run)`);
+  if (process.env.DUR) console.log(`   ${(statements.filter((q) => /^commit/i.test(q)).length / N).toFixed(3)} commits per request`);
   if (process.env.DUR) for (const [k, v] of dur) console.log(`   ${(v * 1000 / N).toFixed(1)} µs  ${k}`);
   if (process.env.SHOW) for (const q of shown) console.log("   ", q.replace(/\s+/g, " "));
   await api.close();

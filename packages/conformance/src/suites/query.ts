@@ -139,6 +139,31 @@ export function querySuite(factory: StoreFactory): void {
       expect(max.body.hasMore).toBe(true);
     });
 
+    // Issue 11: a store may write the page size into the page's statement (SQLite: dialect `inlineLimit`), one
+    // statement per size; every size must still be its own, whichever size the statement before it had.
+    it('pages of different sizes one after another each have their own size, and a cursor continues at any size', async () => {
+      // Smaller sizes first: a statement kept from an earlier size would answer a later, larger one short.
+      const pages: Array<[number, Reply]> = [];
+      for (const limit of [2, 3, 1, 3, 2, 7, 6]) pages.push([limit, await h.get(`/tasks?projectId=${p.id}&limit=${limit}`)]);
+      const all = idsOf(await h.get(`/tasks?projectId=${p.id}&limit=200`));
+      expect(all).toHaveLength(7);
+      for (const [limit, r] of pages) {
+        expect(idsOf(r), `limit=${limit}`).toEqual(all.slice(0, limit));
+        expect(r.body.limit).toBe(limit);
+        expect(r.body.hasMore, `limit=${limit}`).toBe(limit < 7);
+      }
+      const first = await h.get(`/tasks?projectId=${p.id}&limit=2`);
+      const next = await h.get(`/tasks?projectId=${p.id}&limit=3&cursor=${e(first.body.nextCursor)}`);
+      expect(idsOf(next)).toEqual(all.slice(2, 5));
+      const last = await h.get(`/tasks?projectId=${p.id}&limit=1&cursor=${e(next.body.nextCursor)}`);
+      expect(idsOf(last)).toEqual(all.slice(5, 6));
+      const members = await h.get(`/members?name[startsWith]=Pager&limit=4`);
+      expect(members.body.data).toHaveLength(4);
+      const more = await h.get(`/members?name[startsWith]=Pager&limit=5&cursor=${e(members.body.nextCursor)}`);
+      expect(more.body.data).toHaveLength(5);
+      expect(new Set([...idsOf(members), ...idsOf(more)]).size).toBe(9);
+    });
+
     it('limit above 200 is clamped to 200, not rejected', async () => {
       for (const v of [201, 500]) {
         const r = await h.get(`/members?limit=${v}`);

@@ -1,4 +1,4 @@
-import type { Kysely, RawBuilder, Expression } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Expression } from 'kysely';
 import type { StorageKind } from './shape';
 import type { RateLimitStore } from '../limits/rules';
 
@@ -51,6 +51,14 @@ export interface DialectSupport {
    * the same bytes the rows path gives. Off, pages are built from records.
    */
   jsonFromRows?: boolean;
+  /**
+   * A LIMIT is written into the statement as a number, not bound
+   * ({@link limitOf}). SQLite's planner reads a bound LIMIT's value (for its
+   * ORDER BY … LIMIT plans) and marks the statement to be compiled again
+   * whenever that parameter is bound again, which better-sqlite3 does on
+   * every run: a prepared page statement was compiled anew on every request.
+   */
+  inlineLimit?: boolean;
   /** One case rule for `contains` and `startsWith` on both databases. */
   fold(expr: Expression<unknown>): RawBuilder<string>;
   readonly capabilities: {
@@ -149,4 +157,18 @@ export interface SqlStore {
    */
   changeStamp?(tables: readonly string[]): () => number;
   close(): Promise<void>;
+}
+
+/**
+ * A LIMIT of `n` as the dialect takes it: the number written into the
+ * statement where `inlineLimit` (one prepared statement per page size, reused
+ * as it is), else bound. Only a non-negative safe integer is ever written in.
+ */
+export function limitOf(dialect: DialectSupport, n: number): number | RawBuilder<number> {
+  return limitInlined(dialect, n) ? sql.lit(n) : n;
+}
+
+/** Whether {@link limitOf} writes `n` into the statement (then it is part of a cached statement's shape, not of its values). */
+export function limitInlined(dialect: DialectSupport, n: number): boolean {
+  return dialect.inlineLimit === true && Number.isSafeInteger(n) && n >= 0;
 }

@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery, type Compilable, type QueryResult, type Kysely, type ExpressionBuilder, type Expression, type SqlBool, type SelectQueryBuilder, type RawBuilder } from 'kysely';
 import { compileCached, executeTogether, holdOrRun } from './statement-cache';
 import type { ColumnInfo, Rec, StoredResource as Resource } from './shape';
-import type { DialectSupport, JsonColumn } from './dialect';
+import { limitInlined, limitOf, type DialectSupport, type JsonColumn } from './dialect';
 import type { Condition, ListPlan } from './plan';
 import { compileMapper, type MapperMode } from '../codegen/mapper';
 import { iso } from '../clock/index';
@@ -408,7 +408,7 @@ export class Repo {
     let q = fixed(res, this.db.selectFrom(res.table).selectAll().where('team_id', '=', teamId).where(column, 'in', values as any[]));
     if (res.softDelete && !opts.includeTrashed) q = q.where('purge_at', 'is', null);
     if (opts.orderBy) q = q.orderBy(opts.orderBy).orderBy('id');
-    if (opts.limit) q = q.limit(opts.limit);
+    if (opts.limit) q = q.limit(limitOf(this.dialect, opts.limit));
     q = withRowLock(q, this.rowLock(opts.lock));
     const rows = await q.execute();
     return rows.map((r) => this.decode(res, r));
@@ -437,7 +437,7 @@ export class Repo {
       q = q.orderBy(res.columnOf[desc ? o.slice(1) : o]!, desc ? 'desc' : 'asc');
     }
     if (opts.orderBy) q = q.orderBy('id');
-    if (opts.limit) q = q.limit(opts.limit);
+    if (opts.limit) q = q.limit(limitOf(this.dialect, opts.limit));
     const rows = await q.execute();
     return rows.map((r) => this.decode(res, r));
   }
@@ -602,7 +602,8 @@ export class Repo {
    * {@link pageParams} predicts (the statement cache checks the prediction).
    */
   private runPage<R>(plan: ListPlan, teamId: string, take: number, selection: string, select: (q: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any>) {
-    const shape = `page:${plan.resource.table}#${resourceKey(plan.resource)}:${selection}:${pageShape(plan)}`;
+    // A LIMIT written into the statement (dialect.ts limitOf) is part of its shape.
+    const shape = `page:${plan.resource.table}#${resourceKey(plan.resource)}:${selection}:${pageShape(plan)}${limitInlined(this.dialect, take) ? `:limit ${take}` : ''}`;
     return this.run<R>(shape, this.pageParams(plan, teamId, take), () => select(this.pageQuery(plan, teamId, take)));
   }
 
@@ -628,7 +629,7 @@ export class Repo {
       if (b.value === null || b.value === undefined) out.push(b.id);
       else out.push(d.encode(plan.sort.kind, b.value), b.id);
     }
-    out.push(take);
+    if (!limitInlined(d, take)) out.push(take);
     if (plan.offset) out.push(plan.offset);
     return out;
   }
@@ -643,7 +644,7 @@ export class Repo {
     }
     // Nulls sort as the largest value on both databases: last ascending, first descending.
     if (sort.nullable) q = q.orderBy(sql`(${sql.ref(sort.column)} is null)`, dir);
-    q = q.orderBy(sort.column, dir).orderBy('id', dir).limit(take);
+    q = q.orderBy(sort.column, dir).orderBy('id', dir).limit(limitOf(this.dialect, take));
     // Skipped rows are passed over by the database, before any JSON or relation is built for them.
     return plan.offset ? q.offset(plan.offset) : q;
   }

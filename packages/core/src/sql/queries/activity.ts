@@ -1,5 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { escapeLike, type Repo } from '../repo';
+import { limitOf } from '../dialect';
 
 /**
  * The activity feed's reads of the outbox (routes/activity.ts): one keyset
@@ -131,7 +132,7 @@ function examined(repo: Repo, teamId: string, f: ActivityFilters, after: readonl
     const t = d.encode('timestamp', after[0]);
     q = q.where((eb) => eb.or([eb('created_at', '<', t), eb.and([eb('created_at', '=', t), eb('id', '<', after[1])])]));
   }
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(budget);
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limitOf(d, budget));
 }
 
 export interface ActivityRow {
@@ -164,12 +165,12 @@ export async function activityPage(
   const shown = (db as any).selectFrom((qb: any) => qb.selectFrom('w')
     .select(['id', 'created_at', sql<number>`1`.as('shown')])
     .where((eb: ExpressionBuilder<any, any>) => visible(s, f, eb))
-    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).as('a'))
+    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limitOf(d, take)).as('a'))
     .innerJoin('outbox as o', 'o.id', 'a.id')
     .select(['a.id', 'a.created_at', 'o.body', 'a.shown']);
   const end = repo.db.selectFrom((qb: any) => qb.selectFrom('w')
     .select(['id', 'created_at', sql<null>`cast(null as ${sql.raw(d.ddl.json)})`.as('body'), sql<number>`0`.as('shown')])
-    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).offset(budget - 1).as('b')).selectAll();
+    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limitOf(d, 1)).offset(budget - 1).as('b')).selectAll();
   const found = await shown.unionAll(end as any).execute();
   const out: ActivityPage = { rows: [] };
   for (const r of found as any[]) {

@@ -1,5 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { escapeLike, type Repo } from '../repo';
+import { limitOf } from '../dialect';
 import type { StoredResource } from '../shape';
 import type { Condition } from '../plan';
 
@@ -51,7 +52,7 @@ export async function searchPage(
     const boundary = sql`(select b.${sql.ref(s.column)} from ${sql.table(s.resource.table)} as b where b.team_id = ${s.teamId} and b.id = ${id})`;
     sel = sel.where((eb) => sql<SqlBool>`(${rank(repo, s, eb)} > ${r} or (${rank(repo, s, eb)} = ${r} and (case when ${boundary} is null then ${eb.ref('id')} > ${id} else (${eb.ref(s.column)}, ${eb.ref('id')}) > (${boundary}, ${id}) end)))`);
   }
-  return sel.orderBy((eb) => rank(repo, s, eb)).orderBy(s.column).orderBy('id').limit(take).execute();
+  return sel.orderBy((eb) => rank(repo, s, eb)).orderBy(s.column).orderBy('id').limit(limitOf(repo.dialect, take)).execute();
 }
 
 /** How many rows match the search (the page's `total`). */
