@@ -1,6 +1,7 @@
 // node perfstat.mjs CASE [--pg] [--seconds S]: perf stat of the server process for each variant of one case
-// (raw, pmapi, limiter) under the same load: cycles, instructions, context switches, CPU migrations per request.
-import { execFileSync, spawn } from 'node:child_process';
+// (raw, pmapi, limiter; two rounds) under the same load: CPU time, context switches, page faults per request, and
+// cycles, instructions and cache misses where the machine counts them (a VM often does not: those are left out).
+import { spawn } from 'node:child_process';
 const { caseList, loadOnce, WARMUP_SECONDS, openTarget, pinLoad, startServer } = await import('./matrix.mjs');
 const args = process.argv.slice(2).filter((a) => a !== '--');
 const PG = args.includes('--pg');
@@ -23,7 +24,7 @@ for (const [kind, v] of [...Object.entries(c.variants), ...Object.entries(c.vari
     perf.kill('SIGINT');
     await new Promise((r) => perf.once('exit', r));
     const n = r.rps * SECONDS;
-    const f = Object.fromEntries(out.trim().split('\n').map((l) => l.split(',')).filter((p) => p.length > 2).map((p) => [p[2], Number(p[0])]));
+    const f = Object.fromEntries(out.trim().split('\n').map((l) => l.split(',')).filter((p) => p.length > 2 && Number.isFinite(Number(p[0]))).map((p) => [p[2], Number(p[0])]));
     console.log(`${kind.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s ` + Object.entries(f).map(([k, x]) => `${k} ${(k === 'task-clock' ? (x * 1000) / n : x / n).toFixed(k === 'task-clock' || k === 'cycles' || k === 'instructions' ? 0 : 3)}`).join('  '));
   } finally {
     await srv.stop();

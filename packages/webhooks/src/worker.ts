@@ -1,5 +1,5 @@
 import { randomIds, signWebhook, systemClock, type Clock, type IdGenerator, type WebhookAttempt, type WebhookSender } from '@pmapi/core';
-import { checkOptionNames, type SqlStore } from '@pmapi/core/sql';
+import { checkOptionNames, limitOf, type SqlStore } from '@pmapi/core/sql';
 import { shortError } from './sender';
 
 /** Spec "Delivery semantics" rule 4: 4 attempts in all. */
@@ -102,7 +102,7 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
         .where('next_attempt_at', '<=', ts(now))
         .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', ts(now))]))
         .orderBy('next_attempt_at').orderBy('id')
-        .limit(batchSize);
+        .limit(limitOf(d, batchSize));
       // Postgres: concurrent claimers skip each other's rows. SQLite: the write transaction already excludes them.
       if (d.capabilities.forUpdate) q = q.forUpdate().skipLocked();
       const due = (await q.execute()).map((r) => r.id as string);

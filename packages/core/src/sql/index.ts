@@ -1,4 +1,5 @@
 export type { DialectSupport, SqlStore, JsonColumn } from './dialect';
+export { limitOf } from './dialect';
 export { migrate, migrations, pendingMigrations, previewMigrations, assertMigrated, PendingMigrationsError, type MigrationRunner, type MigrateOptions, type MigrationPreview, type MigrationStatement, type MigrationTap, statementLog, tableOf, createTable, backfillDiscussionChats, renameDuplicateFolders, narrowOwnerReadAudiences, retypeMemberlessHumanActors, nameUnnamedTokens, type Cols } from './migrations';
 export { Repo, escapeLike, type JsonRow } from './repo';
 export { uncachedShapes, executeTogether, holdStatement, sendHeld, type TogetherConnection, type HoldingConnection } from './statement-cache';

@@ -607,7 +607,7 @@ export class Repo {
     return this.run<R>(shape, this.pageParams(plan, teamId, take), () => select(this.pageQuery(plan, teamId, take)));
   }
 
-  /** The values a page query binds, in kysely's order: where (team, fixed, conditions), keyset boundary, limit. */
+  /** The values a page query binds, in kysely's order: where (team, fixed, conditions), keyset boundary, limit (unless written in: dialect.ts limitOf), offset. */
   private pageParams(plan: ListPlan, teamId: string, take: number): unknown[] {
     const d = this.dialect;
     const out: unknown[] = [teamId, ...fixedValues(plan.resource)];
