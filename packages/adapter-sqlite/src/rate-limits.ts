@@ -102,7 +102,7 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
     return params;
   };
   /** One request's count, decided at once (the statements run synchronously on this connection). */
-  const hitNow = (buckets: readonly BucketHit[], now: number): HitOutcome => {
+  const countOne = (buckets: readonly BucketHit[], now: number): HitOutcome => {
     const sorted = inKeyOrder(buckets);
     const keys = sorted.map((b) => ({ key: b.key, ...windowOf(now, b.windowMs) }));
     const known = previous.all(keys, now);
@@ -184,7 +184,7 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
     if (!plan) return undefined;
     const { key, n, cap, earliest } = plan;
     const extra = leases.extra(plan);
-    // A request alone goes this way only to take a reservation; otherwise hitNow counts it (one statement either way).
+    // A request alone goes this way only to take a reservation; otherwise countOne counts it (one statement either way).
     if (n === 1 && extra === 0) return undefined;
     const count = countCapped.get(key.key, key.start, n + extra, n + extra, cap, key.key, earliest, cap) as number | undefined;
     if (count === undefined) return undefined;
@@ -196,7 +196,7 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
   /** Requests in one transaction: each client's (the same keys) together where they can be, the rest alone. */
   const countAll = db.transaction((batch: ReadonlyArray<readonly Pending[]>) => batch.map((mine) => {
     const together = hitCapped(mine) ?? (mine.length > 1 && mine[0]!.buckets.length > 1 ? hitTogether(mine) : undefined);
-    return together ?? mine.map((p) => hitNow(p.buckets, p.now));
+    return together ?? mine.map((p) => countOne(p.buckets, p.now));
   }));
   const flush = () => {
     const batch = queue;
@@ -218,7 +218,7 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
       // One client: its requests, when they fit, or a request alone, is one statement committing on its own.
       // Several clients share one transaction, so the file's lock and log append are paid once for them all.
       const one = groups.length > 1 ? undefined : groups[0]!;
-      const alone = one && (hitCapped(one) ?? (one.length === 1 ? [hitNow(one[0]!.buckets, one[0]!.now)] : undefined));
+      const alone = one && (hitCapped(one) ?? (one.length === 1 ? [countOne(one[0]!.buckets, one[0]!.now)] : undefined));
       outcomes = alone ? [alone] : countAll.immediate(groups);
     } catch (err) {
       for (const mine of groups) for (const p of mine) p.reject(err);
@@ -227,6 +227,10 @@ export function sqliteRateLimitStore(filename: string, o: SqliteRateLimitStoreOp
     groups.forEach((mine, k) => mine.forEach((p, i) => p.resolve(outcomes[k]![i]!)));
   };
   return {
+    hitNow(buckets: readonly BucketHit[], now: number): HitOutcome | undefined {
+      // Requests queued this turn are answered first, in arrival order.
+      return queue.length === 0 ? leases.serveOne(buckets, now) : undefined;
+    },
     hit(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
       if (buckets.length === 0) return Promise.resolve({ admitted: true, buckets: [] });
       return new Promise<HitOutcome>((resolve, reject) => {

@@ -61,6 +61,72 @@ export function rateLimitReservationsSuite(name: string, open: () => Promise<Sha
       }
     });
 
+    it('answered at once (hitNow): from a reservation exactly as counting one by one, nothing without one, never ahead of a request queued before it', async () => {
+      const { a, close } = await open();
+      try {
+        expect(a.hitNow).toBeTypeOf('function');
+        const reference = memoryRateLimitStore();
+        const bucket = { key: 'GET:1:token:reserve-now', limit: 300, windowMs: MIN, blockMs: 2 * MIN };
+        // No reservation yet: nothing is answered, nothing counted.
+        expect(a.hitNow!([bucket], T)).toBeUndefined();
+        const got: HitOutcome[] = [];
+        const want: HitOutcome[] = [];
+        let now = T;
+        let atOnce = 0;
+        let waited = 0;
+        // Waves take reservations; single requests in between are answered at once where one holds counts, else counted.
+        for (let round = 0; round < 40 && !want.some((o) => !o.admitted); round++) {
+          const at = instants(now, 8);
+          got.push(...(await wave(a, bucket, at)));
+          for (const t of at) want.push(await reference.hit([bucket], t));
+          now += 20;
+          for (let k = 0; k < 6; k++, now++) {
+            const quick = a.hitNow!([bucket], now);
+            if (quick) atOnce++;
+            else waited++;
+            got.push(quick ?? (await a.hit([bucket], now)));
+            want.push(await reference.hit([bucket], now));
+          }
+        }
+        expect(got).toEqual(want);
+        expect(atOnce).toBeGreaterThan(0);
+        expect(want.some((o) => !o.admitted)).toBe(true);
+        expect(got.filter((o) => o.admitted).length).toBe(bucket.limit);
+      } finally {
+        await close();
+      }
+    });
+
+    it('answered at once (hitNow): a request queued in this turn keeps its turn; the one after it waits', async () => {
+      const { a, close } = await open();
+      try {
+        const bucket = { key: 'GET:1:token:reserve-queue', limit: 1000, windowMs: MIN, blockMs: 2 * MIN };
+        let now = T;
+        let first: HitOutcome | undefined;
+        for (let i = 0; i < 20 && !first; i++, now += 10) {
+          await wave(a, bucket, instants(now, 8));
+          first = a.hitNow!([bucket], now + 8);
+        }
+        expect(first?.admitted).toBe(true);
+        // Spend the reservation; the next wave is counted with a fresh one of at least its own size beyond it.
+        while (a.hitNow!([bucket], now)) now++;
+        await wave(a, bucket, instants(now, 8));
+        now += 8;
+        const before = a.hitNow!([bucket], now++);
+        expect(before?.admitted).toBe(true);
+        // The reservation still holds counts: the next request would be answered at once…
+        expect(a.hitNow!([bucket], now++)?.admitted).toBe(true);
+        // …but not once a request is queued in this turn: it keeps its turn.
+        const queued = a.hit([bucket], now++);
+        expect(a.hitNow!([bucket], now)).toBeUndefined();
+        const after = await a.hit([bucket], now++);
+        expect(remaining(await queued)).toBe(remaining(before!) - 2);
+        expect(remaining(after)).toBe(remaining(before!) - 3);
+      } finally {
+        await close();
+      }
+    });
+
     it('one process: a reservation left at the end of a window is given back, so the next window weighs the exact count', async () => {
       const { a, close } = await open();
       try {

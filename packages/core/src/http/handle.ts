@@ -222,12 +222,16 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
       noteRequest(req, { workspace: principal.teamId });
       if (o.limiter) {
         const input = { tokenId: principal.tokenId, method, clientIp: principal.clientIp, now };
-        counting = o.limiter.check(input);
-        // Its refusal is taken up where it is awaited (admitted), never left unhandled meanwhile.
-        counting.catch(() => undefined);
-        // A read may go ahead while the request is counted where the limiter's last count left room (see read below);
-        // anything else waits for the count.
-        if (!((method === 'GET' || method === 'HEAD') && o.limiter.hasRoom?.(input))) await admitted();
+        // Answered at once where the limiter can (its refusal thrown here), else counted while the request waits.
+        limited = o.limiter.checkNow?.(input);
+        if (!limited) {
+          counting = o.limiter.check(input);
+          // Its refusal is taken up where it is awaited (admitted), never left unhandled meanwhile.
+          counting.catch(() => undefined);
+          // A read may go ahead while the request is counted where the limiter's last count left room (see read below);
+          // anything else waits for the count.
+          if (!((method === 'GET' || method === 'HEAD') && o.limiter.hasRoom?.(input))) await admitted();
+        }
       }
       if (segs.length === 0) throw new ProblemError('route_not_found', 'Name a resource: /api/v3/{resource}');
       const match = matchCustom(method, segs);

@@ -4,7 +4,7 @@ import { memoryRateLimitStore } from './memory';
 import { sqlRateLimitStore } from './sql';
 import {
   DEFAULT_BLOCK_FACTOR, V3_RATE_LIMITS,
-  type BucketHit, type BucketState, type RateLimitMethod, type RateLimitRule, type RateLimitStore, type RateLimitTable,
+  type BucketHit, type BucketState, type HitOutcome, type RateLimitMethod, type RateLimitRule, type RateLimitStore, type RateLimitTable,
 } from './rules';
 
 export {
@@ -22,6 +22,13 @@ export { leaseBook, LEASE_MS, LEASE_MAX, type LeaseBook } from './lease';
  */
 export interface RateLimiter {
   check(input: { tokenId: string; method: string; clientIp: string | undefined; now: number }): Promise<Record<string, string>>;
+  /**
+   * `check`'s answer at once where the limiter can give it without waiting
+   * (its store answers at once: see {@link RateLimitStore.hitNow}): the
+   * headers, or the 429 thrown; undefined, with nothing counted, where it
+   * cannot: then `check`.
+   */
+  checkNow?(input: { tokenId: string; method: string; clientIp: string | undefined; now: number }): Record<string, string> | undefined;
   /**
    * Whether this limiter's last answers for the request's buckets left room to
    * spare (at least a tenth of each limit, {@link ROOM_SHARE}): the pipeline may
@@ -57,6 +64,9 @@ export const ROOM_SHARE = 0.1;
 
 /** At most this many keys in a limiter's memo of room left. */
 const ROOM_KEYS = 10_000;
+
+/** The headers of a request whose method is not limited: none. */
+const NOT_LIMITED: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /** The key IP buckets use when the request has no client address. */
 export const UNKNOWN_CLIENT_IP = 'unknown';
@@ -112,11 +122,15 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
   const longestWindow = Math.max(60 * 60_000, ...Object.values(table).flatMap((rules) => (rules ?? []).map((r) => r.windowMs)));
 
   /** The request's buckets, each with its key (undefined: the method is not limited). */
-  const bucketsOf = (tokenId: string, method: string, clientIp: string | undefined): { m: RateLimitMethod; buckets: BucketHit[] } | undefined => {
+  const bucketsOf = (tokenId: string, method: string, clientIp: string | undefined): Mine | undefined => {
     const m = (method === 'HEAD' ? 'GET' : method) as RateLimitMethod;
     const rules = Object.prototype.hasOwnProperty.call(distinct, m) ? distinct[m] : undefined;
     if (!rules || rules.length === 0) return undefined;
-    return {
+    // A method whose buckets are all per token: its buckets are the token's, built once (keys are strings built anew otherwise).
+    const memo = byToken[m];
+    const known = memo?.get(tokenId);
+    if (known) return known;
+    const mine: Mine = {
       m,
       buckets: rules.map(({ rule: r, n, blockMs }) => ({
         key: `${m}:${n}:${r.keyBy}:${r.keyBy === 'token' ? tokenId : clientIp || UNKNOWN_CLIENT_IP}`,
@@ -125,10 +139,38 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
         blockMs,
       })),
     };
+    if (memo) {
+      if (memo.size >= ROOM_KEYS) memo.clear();
+      memo.set(tokenId, mine);
+    }
+    return mine;
   };
+  type Mine = { m: RateLimitMethod; buckets: BucketHit[] };
+  /** Per method whose buckets are all keyed by token: each token's buckets. */
+  const byToken: Partial<Record<string, Map<string, Mine>>> = {};
+  for (const [method, rules] of Object.entries(distinct)) if (rules?.every((r) => r.rule.keyBy === 'token')) byToken[method] = new Map();
   // What each key had left after its last admitted request in this process (none after a refusal): hasRoom's memo,
   // at most ROOM_KEYS keys (started afresh when full: a miss only means waiting for the count).
   const room = new Map<string, number>();
+  /** An outcome as `check` answers it: the headers of the most constrained bucket, or the 429. */
+  const settle = ({ m, buckets }: Mine, out: HitOutcome): Record<string, string> => {
+    if (!out.admitted) {
+      for (const b of buckets) room.delete(b.key);
+      // A request that waited for another process's trip can see a block starting after its own `now`:
+      // never announce more than a whole block.
+      const ms = Math.min(out.retryAfterMs, Math.max(...buckets.map((b) => b.blockMs)));
+      const seconds = Math.max(1, Math.ceil(ms / 1000));
+      throw new ProblemError('rate_limited', `Too many ${m} requests; retry after ${seconds} s`, { retryAfter: seconds }, { 'retry-after': String(seconds) });
+    }
+    if (room.size >= ROOM_KEYS) room.clear();
+    if (out.buckets.length === buckets.length) out.buckets.forEach((s, i) => room.set(buckets[i]!.key, s.remaining));
+    const tightest = out.buckets.length === 1 ? out.buckets[0]! : mostConstrained(out.buckets);
+    return {
+      'x-ratelimit-limit': String(tightest.limit),
+      'x-ratelimit-remaining': String(tightest.remaining),
+      'x-ratelimit-reset': String(Math.ceil(tightest.resetMs / 1000)),
+    };
+  };
 
   return {
     hasRoom({ tokenId, method, clientIp }) {
@@ -139,25 +181,14 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
     },
     async check({ tokenId, method, clientIp, now }): Promise<Record<string, string>> {
       const mine = bucketsOf(tokenId, method, clientIp);
-      if (!mine) return {};
-      const { m, buckets } = mine;
-      const out = await store.hit(buckets, now);
-      if (!out.admitted) {
-        for (const b of buckets) room.delete(b.key);
-        // A request that waited for another process's trip can see a block starting after its own `now`:
-        // never announce more than a whole block.
-        const ms = Math.min(out.retryAfterMs, Math.max(...buckets.map((b) => b.blockMs)));
-        const seconds = Math.max(1, Math.ceil(ms / 1000));
-        throw new ProblemError('rate_limited', `Too many ${m} requests; retry after ${seconds} s`, { retryAfter: seconds }, { 'retry-after': String(seconds) });
-      }
-      if (room.size >= ROOM_KEYS) room.clear();
-      if (out.buckets.length === buckets.length) out.buckets.forEach((s, i) => room.set(buckets[i]!.key, s.remaining));
-      const tightest = mostConstrained(out.buckets);
-      return {
-        'x-ratelimit-limit': String(tightest.limit),
-        'x-ratelimit-remaining': String(tightest.remaining),
-        'x-ratelimit-reset': String(Math.ceil(tightest.resetMs / 1000)),
-      };
+      if (!mine) return NOT_LIMITED;
+      return settle(mine, await store.hit(mine.buckets, now));
+    },
+    checkNow({ tokenId, method, clientIp, now }): Record<string, string> | undefined {
+      const mine = bucketsOf(tokenId, method, clientIp);
+      if (!mine) return NOT_LIMITED;
+      const out = store.hitNow?.(mine.buckets, now);
+      return out && settle(mine, out);
     },
     async sweep(now) {
       // Counters stay while they can still weigh in a sliding window (current + previous).

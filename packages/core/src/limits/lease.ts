@@ -1,4 +1,4 @@
-import { verdictOf, windowOf, type BucketHit, type HitOutcome, type OneKeyBatch } from './rules';
+import { judge, windowOf, type BucketHit, type HitOutcome, type OneKeyBatch } from './rules';
 
 /** How long a process answers from counts it reserved before it asks the database again (and sees other processes' blocks). */
 export const LEASE_MS = 1000;
@@ -58,6 +58,12 @@ export interface LeaseBook {
     rest: readonly P[];
     back: { key: string; start: number; unspent: number } | undefined;
   };
+  /**
+   * One single-key request answered from its key's reservation, as `take`
+   * would answer it, or undefined with nothing changed when the reservation
+   * cannot (none, spent, ended, another window): the store then counts it.
+   */
+  serveOne(buckets: readonly BucketHit[], now: number): HitOutcome | undefined;
   /** How many counts to reserve beyond a plan's own requests (0: none). */
   extra(plan: OneKeyBatch): number;
   /** The plan's statement added its requests and `extra` more: the key's count is now `count`. */
@@ -72,17 +78,24 @@ export function leaseBook(): LeaseBook {
     if (leases.size >= LEASE_KEYS && !leases.has(lease.key)) leases.clear();
     leases.set(lease.key, lease);
   };
+  /** The lease's next count for a request on its key, judged as counted alone; undefined (the lease unchanged) when the lease cannot answer it. */
+  const serveNext = (lease: Lease, b: BucketHit, now: number): HitOutcome | undefined => {
+    if (lease.next > lease.last || now >= lease.until) return undefined;
+    const { start } = windowOf(now, b.windowMs);
+    if (start !== lease.start) return undefined;
+    const { admitted, limit, remaining, resetMs } = judge(b, lease.next, lease.previous, now);
+    // An instant before the reservation's (a clock moved back): counted by the database instead.
+    if (!admitted) return undefined;
+    lease.next++;
+    lease.used++;
+    return { admitted: true, buckets: [{ limit, remaining, resetMs }] };
+  };
   /** Answer requests from the lease while it holds counts, lasts, and stays in its window. */
   const serve = (lease: Lease, requests: ReadonlyArray<{ buckets: readonly BucketHit[]; now: number }>): HitOutcome[] => {
     const out: HitOutcome[] = [];
     for (const p of requests) {
-      const b = p.buckets[0]!;
-      if (lease.next > lease.last || p.now >= lease.until || windowOf(p.now, b.windowMs).start !== lease.start) break;
-      const verdict = verdictOf(p.buckets, [{ key: lease.key, count: lease.next, previous: lease.previous }], p.now);
-      // An instant before the reservation's (a clock moved back): counted by the database instead.
-      if (!verdict.admitted) break;
-      lease.next++;
-      lease.used++;
+      const verdict = serveNext(lease, p.buckets[0]!, p.now);
+      if (!verdict) break;
       out.push(verdict);
     }
     return out;
@@ -99,6 +112,10 @@ export function leaseBook(): LeaseBook {
       const unspent = lease.last - lease.next + 1;
       lease.last = lease.next - 1;
       return { served, rest, back: { key: lease.key, start: lease.start, unspent } };
+    },
+    serveOne(buckets, now) {
+      const lease = buckets.length === 1 ? leases.get(buckets[0]!.key) : undefined;
+      return lease && serveNext(lease, buckets[0]!, now);
     },
     extra(plan) {
       const lease = leases.get(plan.key.key);

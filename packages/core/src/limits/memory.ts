@@ -71,6 +71,7 @@ export function memoryRateLimitStore(): RateLimitStore & { size(): number } {
 
   return {
     hit: async (buckets, now) => hitSync(buckets, now),
+    hitNow: hitSync,
     sweep: async (now, keepMs) => sweepSync(now, keepMs),
     size: () => counters.size + blocks.size,
   };

@@ -74,6 +74,14 @@ export type HitOutcome =
  */
 export interface RateLimitStore {
   hit(buckets: readonly BucketHit[], now: number): Promise<HitOutcome>;
+  /**
+   * The outcome `hit` would come to, answered at once where the store can
+   * tell without waiting (the memory store always; a database store from a
+   * reservation, with no count of the key waiting before it), counted as `hit`
+   * counts it; undefined, with nothing counted, where it cannot: then `hit`.
+   * Saves a request the promise and the turn of the microtask queue.
+   */
+  hitNow?(buckets: readonly BucketHit[], now: number): HitOutcome | undefined;
   /** Forget counters older than `keepMs` and expired blocks; returns rows/entries removed. */
   sweep?(now: number, keepMs: number): Promise<number>;
 }

@@ -145,6 +145,12 @@ export function sqlRateLimitStore(store: SqlStore): RateLimitStore {
   };
 
   return {
+    hitNow(buckets: readonly BucketHit[], now: number): HitOutcome | undefined {
+      // Behind requests already waiting for the key's count (or any queued this turn), a request waits its turn.
+      if (queue.length !== 0 || buckets.length !== 1 || inFlight.has(buckets[0]!.key)) return undefined;
+      return leases.serveOne(buckets, now);
+    },
+
     hit(buckets: readonly BucketHit[], now: number): Promise<HitOutcome> {
       if (buckets.length === 0) return Promise.resolve({ admitted: true, buckets: [] });
       return new Promise<HitOutcome>((resolve, reject) => {
