@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
+import { runDirectly, type DirectRun } from '@pmapi/core/sql';
 
 /** At most this many transactions share one commit, so that no answer waits behind a long queue. */
 const MAX_GROUP = 32;
@@ -24,7 +25,7 @@ type Member = { fn: (trx: Kysely<any>) => Promise<unknown>; resolve: (v: unknown
  * write-ahead log: one commit for a group appends each shared page once.
  * A transaction on its own runs exactly as before (no savepoint).
  */
-export function groupCommit(db: Kysely<any>, raw: Database.Database) {
+export function groupCommit(db: Kysely<any>, raw: Database.Database, direct?: DirectRun) {
   const queue: Member[] = [];
   let draining = false;
 
@@ -32,23 +33,30 @@ export function groupCommit(db: Kysely<any>, raw: Database.Database) {
     const done: Array<{ m: Member; value: unknown }> = [];
     try {
       await db.transaction().execute(async (trx) => {
-        // The first runs as a transaction of its own would: its failure rolls back the whole, so far its alone.
-        done.push({ m: first, value: await first.fn(trx) });
-        for (let taken = 1; queue.length > 0 && taken < MAX_GROUP; taken++) {
-          const m = queue.shift()!;
-          try {
-            await sql`savepoint pm_member`.execute(trx);
-            const value = await m.fn(trx);
-            await sql`release pm_member`.execute(trx);
-            done.push({ m, value });
-          } catch (err) {
-            // Every member settles exactly once, whatever fails after this.
-            m.reject(err);
-            // SQLite abandoned the transaction: the group's writes are gone with it.
-            if (!raw.inTransaction) throw err;
-            await sql`rollback to pm_member`.execute(trx);
-            await sql`release pm_member`.execute(trx);
+        // The transaction holds the connection: its statements run on it at once (core statement-cache.ts `execute`),
+        // until it ends.
+        if (direct) runDirectly(trx, direct);
+        try {
+          // The first runs as a transaction of its own would: its failure rolls back the whole, so far its alone.
+          done.push({ m: first, value: await first.fn(trx) });
+          for (let taken = 1; queue.length > 0 && taken < MAX_GROUP; taken++) {
+            const m = queue.shift()!;
+            try {
+              await sql`savepoint pm_member`.execute(trx);
+              const value = await m.fn(trx);
+              await sql`release pm_member`.execute(trx);
+              done.push({ m, value });
+            } catch (err) {
+              // Every member settles exactly once, whatever fails after this.
+              m.reject(err);
+              // SQLite abandoned the transaction: the group's writes are gone with it.
+              if (!raw.inTransaction) throw err;
+              await sql`rollback to pm_member`.execute(trx);
+              await sql`release pm_member`.execute(trx);
+            }
           }
+        } finally {
+          runDirectly(trx, undefined);
         }
       });
     } catch (err) {

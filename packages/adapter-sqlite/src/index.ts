@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
-import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type DatabaseIntrospector, type Driver, type Expression } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type DatabaseIntrospector, type Driver, type Expression, type LogEvent, type QueryResult } from 'kysely';
 import type { DialectSupport, JsonColumn, MigrationRunner, MigrationTap, SqlStore } from '@pmapi/core/sql';
-import { assertMigrated, checkOptionNames, migrate, pendingMigrations, previewMigrations, statementLog } from '@pmapi/core/sql';
+import { assertMigrated, checkOptionNames, migrate, pendingMigrations, previewMigrations, runDirectly, statementLog, type DirectRun } from '@pmapi/core/sql';
 import type { StorageKind } from '@pmapi/core';
 import { sqliteRateLimitStore } from './rate-limits';
 import { groupCommit } from './group-commit';
@@ -219,6 +219,31 @@ function cachingDatabase(raw: Database.Database, max = 500) {
 }
 
 /**
+ * A statement run on the connection at once (core statement-cache.ts
+ * `runDirectly`): exactly what kysely's SQLite driver does with it — the
+ * connection's cached prepared statement, rows for a statement that returns
+ * them, else the changes and the last row id as bigints — and logged as the
+ * store's kysely instance logs it, without kysely's chain of async calls.
+ * The SQL is kysely's compiled text, plugins (the table prefix) applied; the
+ * prefix plugin leaves results as they are.
+ */
+function directRun(connection: ReturnType<typeof cachingDatabase>, log: ((e: LogEvent) => void) | undefined): DirectRun {
+  return (query) => {
+    const started = log ? performance.now() : 0;
+    const stmt = connection.prepare(query.sql);
+    let result: QueryResult<unknown>;
+    if (stmt.reader) {
+      result = { rows: stmt.all(query.parameters as unknown[]) };
+    } else {
+      const { changes, lastInsertRowid } = stmt.run(query.parameters as unknown[]);
+      result = { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+    }
+    log?.({ level: 'query', query, queryDurationMillis: performance.now() - started });
+    return result;
+  };
+}
+
+/**
  * The store's changeStamp for some tables: moves with every statement this
  * connection runs that may write one of them (or may have written anything),
  * and with every commit by another connection (another process, or another
@@ -355,11 +380,16 @@ async function openSqlite(o: SqliteStoreOptions, migrations: 'apply' | 'check' |
   raw.function('pm_json_number', { deterministic: true }, (n: unknown) => (typeof n === 'number' ? JSON.stringify(n) : null));
   raw.function('pm_iso', { deterministic: true }, (ms: unknown) => (typeof ms === 'number' && Number.isFinite(new Date(ms).getTime()) ? new Date(ms).toISOString() : null));
   const connection = cachingDatabase(raw);
+  const log = statementLog(o.onQuery, tap);
   const db = new Kysely<any>({
     dialect: new ImmediateSqliteDialect({ database: connection }, names),
     ...(names ? { plugins: [new TablePrefixPlugin(names)] } : {}),
-    ...statementLog(o.onQuery, tap),
+    ...log,
   });
+  const run = directRun(connection, typeof log.log === 'function' ? log.log : undefined);
+  // Outside a transaction a statement runs at once unless a transaction holds the connection: it would run inside
+  // that one. Inside store.transaction's transactions, always (group-commit.ts).
+  runDirectly(db, (q) => (raw.inTransaction ? undefined : run(q)));
   // The statement cache (core sql/statement-cache.ts) keeps SQL text by dialect name: a prefixed store's text differs.
   const dialect: DialectSupport = names ? { ...sqliteDialectSupport, name: `sqlite:${prefix}` } : sqliteDialectSupport;
   try {
@@ -373,7 +403,7 @@ async function openSqlite(o: SqliteStoreOptions, migrations: 'apply' | 'check' |
   return {
     db,
     dialect,
-    transaction: groupCommit(db, raw),
+    transaction: groupCommit(db, raw, run),
     changeStamp: changeStamp(raw, connection, names),
     rateLimitStore: () => (limits ??= sqliteRateLimitStore(o.rateLimitFile ?? (filename === ':memory:' ? ':memory:' : `${filename}-limits`), {
       ...(o.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: o.busyTimeoutMs }),

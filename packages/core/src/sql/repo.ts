@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery, type Compilable, type QueryResult, type Kysely, type ExpressionBuilder, type Expression, type SqlBool, type SelectQueryBuilder, type RawBuilder } from 'kysely';
-import { compileCached, executeTogether, holdOrRun } from './statement-cache';
+import { compileCached, execute, executeTogether, holdOrRun } from './statement-cache';
 import type { ColumnInfo, Rec, StoredResource as Resource } from './shape';
 import { limitInlined, limitOf, type DialectSupport, type JsonColumn } from './dialect';
 import type { Condition, ListPlan } from './plan';
@@ -218,7 +218,7 @@ export class Repo {
   private run<R>(shape: string, params: unknown[], build: () => Compilable<R>): Promise<QueryResult<R>> {
     const query = compileCached(this.dialect.name, shape, params, build);
     const gathering = this.gathering;
-    if (!gathering) return this.db.executeQuery<R>(query);
+    if (!gathering) return execute<R>(this.db, query);
     return new Promise((resolve, reject) => gathering.push({ query, resolve, reject }));
   }
 
@@ -252,7 +252,7 @@ export class Repo {
       return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
     });
     all.catch(() => undefined);
-    if (gathered.length === 1) this.db.executeQuery(gathered[0]!.query).then(gathered[0]!.resolve, gathered[0]!.reject);
+    if (gathered.length === 1) execute(this.db, gathered[0]!.query).then(gathered[0]!.resolve, gathered[0]!.reject);
     else if (gathered.length > 1) {
       try {
         const answers = await executeTogether(this.db, gathered.map((g) => g.query), { pipeline: !!this.dialect.capabilities.pipeline });
