@@ -1,12 +1,12 @@
-import { CompiledQuery, type Compilable, type Kysely, type QueryResult } from 'kysely';
+import { CompiledQuery, createQueryId, type Compilable, type Kysely, type QueryResult } from 'kysely';
 
 /*
  * The statement cache of the storage layer (private to sql/): fixed-shape
  * queries are compiled by kysely once and re-run as SQL text.
  */
 
-/** SQL text of fixed-shape queries, by dialect and shape; null marks a shape whose parameters we cannot predict. */
-const shapes = new Map<string, string | null>();
+/** SQL text of fixed-shape queries (with its query node), by dialect and shape; null marks a shape whose parameters we cannot predict. */
+const shapes = new Map<string, { sql: string; query: CompiledQuery['query'] } | null>();
 
 function sameParams(a: readonly unknown[], b: readonly unknown[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i] || (v instanceof Date && b[i] instanceof Date && v.getTime() === (b[i] as Date).getTime()));
@@ -21,10 +21,11 @@ function sameParams(a: readonly unknown[], b: readonly unknown[]): boolean {
  */
 export function compileCached<R>(dialect: string, shape: string, params: unknown[], build: () => Compilable<R>): CompiledQuery<R> {
   const key = `${dialect}|${shape}`;
-  const text = shapes.get(key);
-  if (text) return CompiledQuery.raw(text, params) as CompiledQuery<R>;
+  const known = shapes.get(key);
+  // What CompiledQuery.raw builds, without its five Object.freeze calls a statement: the query node is built once per shape.
+  if (known) return { sql: known.sql, query: known.query, parameters: params, queryId: createQueryId() };
   const compiled = build().compile();
-  if (text === undefined && shapes.size < 5000) shapes.set(key, sameParams(compiled.parameters, params) ? compiled.sql : null);
+  if (known === undefined && shapes.size < 5000) shapes.set(key, sameParams(compiled.parameters, params) ? { sql: compiled.sql, query: CompiledQuery.raw(compiled.sql).query } : null);
   return compiled;
 }
 
