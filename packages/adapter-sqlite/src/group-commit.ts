@@ -1,6 +1,11 @@
 import type Database from 'better-sqlite3';
-import { sql, type Kysely } from 'kysely';
-import { runDirectly, type DirectRun } from '@pmapi/core/sql';
+import { CompiledQuery, type Kysely } from 'kysely';
+import { execute, runDirectly, type DirectRun } from '@pmapi/core/sql';
+
+/** A member's savepoint statements, compiled once (each member of a group runs two). */
+const SAVEPOINT = CompiledQuery.raw('savepoint pm_member');
+const RELEASE = CompiledQuery.raw('release pm_member');
+const ROLLBACK_TO = CompiledQuery.raw('rollback to pm_member');
 
 /** At most this many transactions share one commit, so that no answer waits behind a long queue. */
 const MAX_GROUP = 32;
@@ -42,17 +47,17 @@ export function groupCommit(db: Kysely<any>, raw: Database.Database, direct?: Di
           for (let taken = 1; queue.length > 0 && taken < MAX_GROUP; taken++) {
             const m = queue.shift()!;
             try {
-              await sql`savepoint pm_member`.execute(trx);
+              await execute(trx, SAVEPOINT);
               const value = await m.fn(trx);
-              await sql`release pm_member`.execute(trx);
+              await execute(trx, RELEASE);
               done.push({ m, value });
             } catch (err) {
               // Every member settles exactly once, whatever fails after this.
               m.reject(err);
               // SQLite abandoned the transaction: the group's writes are gone with it.
               if (!raw.inTransaction) throw err;
-              await sql`rollback to pm_member`.execute(trx);
-              await sql`release pm_member`.execute(trx);
+              await execute(trx, ROLLBACK_TO);
+              await execute(trx, RELEASE);
             }
           }
         } finally {
