@@ -3,7 +3,7 @@ import { judge, windowOf, type BucketHit, type HitOutcome, type OneKeyBatch } fr
 /** How long a process answers from counts it reserved before it asks the database again (and sees other processes' blocks). */
 export const LEASE_MS = 1000;
 /** The most counts one reservation takes beyond its own batch. */
-export const LEASE_MAX = 64;
+export const LEASE_MAX = 256;
 /** A reservation takes at most this share of the room the bucket had left, so other processes sharing the bucket keep the rest. */
 export const LEASE_SHARE = 0.1;
 /** At most this many keys' reservations are remembered; when full the book starts afresh (what the forgotten ones held stays counted until their window ends). */
