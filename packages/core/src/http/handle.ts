@@ -80,13 +80,12 @@ const NO_VIEW: ReadPlan = { expand: { children: new Map() }, fields: new Map() }
 /** Longest request URL (path and query) handled. */
 export const MAX_URL_LENGTH = 16 * 1024;
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
-const JSON_TYPE = JSON_HEADERS['content-type'];
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * An answer's headers: its content type (JSON, or none), the request id, then
  * each of `more`'s in turn, later ones replacing earlier ones — what
- * `{ ...JSON_HEADERS, 'x-request-id': id, ...a, ...b }` gives, built from a
+ * `{ 'content-type': …, 'x-request-id': id, ...a, ...b }` gives, built from a
  * literal and plain stores: V8 copies every spread after the first property
  * by property through its runtime (1.8 µs for an answer with the limiter's
  * three headers, against 0.25 µs).
@@ -207,7 +206,6 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
     };
     /** The v3 presentation of an operation's result: status, headers, JSON body. */
     const respond = (out: OpResult): HttpResponse => {
-      // Each answer's headers built in one object literal.
       if (out.text === undefined && out.body === undefined) return { status: out.status, headers: answerHeaders(false, requestId, limited, extra, out.headers) };
       const headers = answerHeaders(true, requestId, limited, extra, out.headers);
       if (typeof out.text === 'string') return { status: out.status, headers, body: out.text };
