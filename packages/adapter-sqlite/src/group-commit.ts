@@ -30,7 +30,7 @@ type Member = { fn: (trx: Kysely<any>) => Promise<unknown>; resolve: (v: unknown
  * write-ahead log: one commit for a group appends each shared page once.
  * A transaction on its own runs exactly as before (no savepoint).
  */
-export function groupCommit(db: Kysely<any>, raw: Database.Database, direct?: DirectRun) {
+export function groupCommit(db: Kysely<any>, raw: Database.Database, direct: DirectRun) {
   const queue: Member[] = [];
   let draining = false;
 
@@ -40,7 +40,7 @@ export function groupCommit(db: Kysely<any>, raw: Database.Database, direct?: Di
       await db.transaction().execute(async (trx) => {
         // The transaction holds the connection: its statements run on it at once (core statement-cache.ts `execute`),
         // until it ends.
-        if (direct) runDirectly(trx, direct);
+        runDirectly(trx, direct);
         try {
           // The first runs as a transaction of its own would: its failure rolls back the whole, so far its alone.
           done.push({ m: first, value: await first.fn(trx) });

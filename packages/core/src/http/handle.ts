@@ -162,7 +162,7 @@ export function createHandler(engine: Engine, o: HandlerOptions): (req: HttpRequ
   return async function handle(req: HttpRequest): Promise<HttpResponse> {
     // Paths written back (instance, Link) are the client's: the host's mount prefix first.
     const mount = mountOf(req);
-    const problem = (err: ProblemError, instance: string, requestId: string, extraHeaders: Record<string, string> = {}): HttpResponse => ({
+    const problem = (err: ProblemError, instance: string, requestId: string, extraHeaders?: Record<string, string>): HttpResponse => ({
       status: err.status,
       headers: answerHeaders(true, requestId, extraHeaders, err.headers),
       body: JSON.stringify(problemBody(err, { instance: `${mount}${instance}`, requestId, docsBaseUrl: o.docsBase(req) })),

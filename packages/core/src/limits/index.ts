@@ -121,13 +121,18 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
   // At least an hour: the store may be shared with the API-host token endpoint's hourly bucket (api.ts).
   const longestWindow = Math.max(60 * 60_000, ...Object.values(table).flatMap((rules) => (rules ?? []).map((r) => r.windowMs)));
 
+  type Mine = { m: RateLimitMethod; buckets: BucketHit[] };
+  /** Per method whose buckets are all keyed by token: each token's buckets (at most ROOM_KEYS tokens, then afresh). */
+  const byToken = new Map<string, Map<string, Mine>>();
+  for (const [method, rules] of Object.entries(distinct)) if (rules?.every((r) => r.rule.keyBy === 'token')) byToken.set(method, new Map());
+
   /** The request's buckets, each with its key (undefined: the method is not limited). */
   const bucketsOf = (tokenId: string, method: string, clientIp: string | undefined): Mine | undefined => {
     const m = (method === 'HEAD' ? 'GET' : method) as RateLimitMethod;
     const rules = Object.prototype.hasOwnProperty.call(distinct, m) ? distinct[m] : undefined;
     if (!rules || rules.length === 0) return undefined;
     // A method whose buckets are all per token: its buckets are the token's, built once (keys are strings built anew otherwise).
-    const memo = byToken[m];
+    const memo = byToken.get(m);
     const known = memo?.get(tokenId);
     if (known) return known;
     const mine: Mine = {
@@ -145,10 +150,6 @@ export function createRateLimiter(o: RateLimiterOptions = {}): RateLimiter {
     }
     return mine;
   };
-  type Mine = { m: RateLimitMethod; buckets: BucketHit[] };
-  /** Per method whose buckets are all keyed by token: each token's buckets. */
-  const byToken: Partial<Record<string, Map<string, Mine>>> = {};
-  for (const [method, rules] of Object.entries(distinct)) if (rules?.every((r) => r.rule.keyBy === 'token')) byToken[method] = new Map();
   // What each key had left after its last admitted request in this process (none after a refusal): hasRoom's memo,
   // at most ROOM_KEYS keys (started afresh when full: a miss only means waiting for the count).
   const room = new Map<string, number>();
