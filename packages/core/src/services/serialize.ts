@@ -337,7 +337,7 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
       for (let i = 0; i < rows.length; i++) {
         const r = rows[i]!;
         if (i > 0) text.add(',');
-        text.add(r.json.slice(0, -1));
+        text.add(r.open ?? r.json.slice(0, -1));
         for (const k of tail) {
           text.add(k.key!);
           if (k.hop === undefined) {

@@ -65,7 +65,8 @@ function linkAlias(res: Resource, kind: string): string {
 }
 
 /** A row printer; `links`: the row's relation ids by kind, when the caller has split them already. */
-type RowPrint = (row: Record<string, unknown>, links?: Record<string, string[]>) => string;
+/** `open`: without the object's closing brace (a page printer appends keys to it). */
+type RowPrint = (row: Record<string, unknown>, links?: Record<string, string[]>, open?: boolean) => string;
 
 /**
  * Print a driver's row (with its `links` columns) as the response JSON of
@@ -100,7 +101,7 @@ function compiledRowPrinter(res: Resource, fields: readonly JsonColumn[], d: Dia
   });
   const links = together ? 'given ?? linksByKind(res, row, true)' : 'undefined';
   try {
-    const make = new Function('S', 'iso', 'd', 'linksByKind', 'res', `return (row, given) => { let x; const links = ${links}; return ${terms.join(' + ')} + '}'; };`);
+    const make = new Function('S', 'iso', 'd', 'linksByKind', 'res', `return (row, given, open) => { let x; const links = ${links}; const text = ${terms.join(' + ')}; return open ? text : text + '}'; };`);
     return make(JSON.stringify, iso, d, linksByKind, res) as RowPrint;
   } catch {
     return undefined;
@@ -141,11 +142,11 @@ function fieldPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSu
   });
   // Joined, not concatenated: a flat string, where += would leave a rope the socket write must flatten.
   const n = parts.length;
-  return (row, given) => {
+  return (row, given, open) => {
     const links = together ? (given ?? linksByKind(res, row, true)) : undefined;
     const out = new Array<string>(n + 1);
     for (let i = 0; i < n; i++) out[i] = parts[i]!(row, links);
-    out[n] = '}';
+    out[n] = open ? '' : '}';
     return out.join('');
   };
 }
@@ -156,6 +157,12 @@ export interface JsonRow {
   /** The row's value of the sort field, decoded. */
   sort: unknown;
   json: string;
+  /**
+   * `json` without its closing brace, where the row was printed here for a
+   * page that appends keys to it: cutting the brace off a printed string
+   * would copy it whole (the printer's text is a rope, flattened to be cut).
+   */
+  open?: string;
   /** The values of the extra selections asked for, in order: a column's raw value, or a relation's ids (an array, or its JSON text where the database built it). */
   extra?: unknown[];
 }
@@ -488,7 +495,9 @@ export class Repo {
       });
       return rows.map((r) => {
         const links = together ? linksByKind(res, r, true) : undefined;
-        return { id: r.id as string, sort: decodeSort(r[column]), json: json.print!(r, links), ...(extras.length ? { extra: pick.map((p) => p(r, links)) } : {}) };
+        if (extras.length === 0) return { id: r.id as string, sort: decodeSort(r[column]), json: json.print!(r, links) };
+        const open = json.print!(r, links, true);
+        return { id: r.id as string, sort: decodeSort(r[column]), json: `${open}}`, open, extra: pick.map((p) => p(r, links)) };
       });
     }
     const table = res.table;
