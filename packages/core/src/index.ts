@@ -3,7 +3,7 @@ export * from './errors/index';
 export { systemClock, fakeClock, iso, type Clock, type FakeClock } from './clock/index';
 export { randomIds, sequentialIds, randomBase62, ID_PATTERN, type IdGenerator } from './ids/index';
 export * from './resources/index';
-export type { HttpRequest, HttpResponse } from './http/types';
+export type { BodyPart, HttpRequest, HttpResponse } from './http/types';
 export { Admin, BUILTIN_ROLES, type WorkspaceInfo, type MemberInfo, type BuiltinRole } from './admin/admin';
 export { grants, isValidScope, SCOPE_MACROS, type ScopeAction } from './auth/scopes';
 export { builtinRolePermissions, permissionCatalog, requiredPermissions, SPECIAL_PERMISSIONS } from './auth/permissions';

@@ -150,7 +150,7 @@ function send(res: ServerResponse, out: HttpResponse): void {
   if (res.headersSent || res.destroyed) return;
   const parts = out.bodyParts;
   if (parts) {
-    // A large page: its pieces written in turn, in one writev, never joined into one string.
+    // A large page: its pieces (text or bytes) written in turn, in one writev, never joined into one string.
     let length = 0;
     for (const p of parts) length += Buffer.byteLength(p);
     res.writeHead(out.status, { ...out.headers, 'content-length': length });

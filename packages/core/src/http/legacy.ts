@@ -9,6 +9,7 @@ import type { ExtraPermissions } from './routes';
 import { grants, type ScopeAction } from '../auth/scopes';
 import { runMutation } from '../services/mutation';
 import type { HttpRequest, HttpResponse } from './types';
+import { partsText } from './response';
 import { parseListQuery, type ReadPlan } from '../query/parse';
 import { parseJsonBody, OversizedArray } from './body';
 import { noteRequest } from './observe';
@@ -319,7 +320,7 @@ export function createLegacyHandler(engine: Engine, o: LegacyHandlerOptions): (r
     parsed.plan.offset = offset;
     const out = await engine.list(ctx, res, parsed);
     if (out.kind !== 'page') throw new Error('list answered no page');
-    const data = (out.page.json !== undefined ? JSON.parse(out.page.json.join('')) : out.page.data) as Record<string, unknown>[];
+    const data = (out.page.json !== undefined ? JSON.parse(partsText(out.page.json)) : out.page.data) as Record<string, unknown>[];
     return { rows: data, hasMore: out.page.hasMore };
   }
 

@@ -1,4 +1,4 @@
-import type { HttpResponse } from './types';
+import type { BodyPart, HttpResponse } from './types';
 
 /**
  * An answer whose body was built in pieces: `bodyParts` holds them, and
@@ -7,14 +7,14 @@ import type { HttpResponse } from './types';
  * accessors act on the object they are read through, so a copy made with
  * its property descriptors behaves the same.
  */
-export function piecewiseResponse(status: number, headers: Record<string, string>, parts: readonly string[]): HttpResponse {
+export function piecewiseResponse(status: number, headers: Record<string, string>, parts: readonly BodyPart[]): HttpResponse {
   let joined: string | undefined;
   return {
     status,
     headers,
     bodyParts: parts,
     get body(): string {
-      return (joined ??= parts.join(''));
+      return (joined ??= partsText(parts));
     },
     set body(value: string | Uint8Array | undefined) {
       const self = this as HttpResponse;
@@ -22,4 +22,16 @@ export function piecewiseResponse(status: number, headers: Record<string, string
       delete self.bodyParts;
     },
   };
+}
+
+const utf8 = new TextDecoder();
+
+/** Pieces of a body as one string (a piece of bytes holds whole characters: decoded on its own). */
+export function partsText(parts: readonly BodyPart[]): string {
+  const out = new Array<string>(parts.length);
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    out[i] = typeof p === 'string' ? p : utf8.decode(p);
+  }
+  return out.join('');
 }

@@ -44,8 +44,16 @@ export interface HttpResponse {
    * (a page of a list): `body` is their concatenation, joined only when read.
    * A front end that writes to a socket should write the pieces in turn and
    * leave `body` unread: V8 gives every string over 128 KiB an allocation of
-   * its own, which costs a large page more than writing it. Front ends that
-   * ignore this field lose nothing but that.
+   * its own, which costs a large page more than writing it. A piece is text
+   * or UTF-8 bytes (an expanded page is built as bytes: see BodyPart). Front
+   * ends that ignore this field lose nothing but that.
    */
-  bodyParts?: readonly string[];
+  bodyParts?: readonly BodyPart[];
 }
+
+/**
+ * A piece of a body built in pieces: text, or bytes (UTF-8, whole
+ * characters: a piece never ends inside one). Concatenated, the pieces are
+ * the body.
+ */
+export type BodyPart = string | Uint8Array;

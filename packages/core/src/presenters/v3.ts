@@ -1,12 +1,13 @@
 import type { Resource } from '../resources/define-resource';
 import type { StorageKind } from '../sql/shape';
+import type { BodyPart } from '../http/types';
 
 /** What an operation answers on the v3 surface: status, body and extra headers. */
 export interface OpResult {
   status: number;
   body?: unknown;
   /** The body already serialised, whole or in pieces (a page whose JSON the database built); wins over `body`. */
-  text?: string | readonly string[];
+  text?: string | readonly BodyPart[];
   headers?: Record<string, string>;
   /** What an Idempotency-Key replay answers instead, when the response holds a secret that must not be stored (a new token). */
   replay?: Omit<OpResult, 'replay'>;
@@ -16,7 +17,7 @@ export interface OpResult {
 export interface Page<T = unknown> {
   data: T[];
   /** The `data` array as JSON text in pieces (concatenated, they are the array), when the database built it (the read fast path); `data` is then empty. */
-  json?: readonly string[];
+  json?: readonly BodyPart[];
   limit: number;
   hasMore: boolean;
   /** Absent: the list pages without a cursor (the delivery log). */
@@ -41,8 +42,13 @@ export function v3Page(p: Page): OpResult {
     if (p.nextCursor !== undefined) tail += `,"nextCursor":${JSON.stringify(p.nextCursor)}`;
     const parts = p.json;
     const last = parts.length - 1;
-    if (last === 0) return { status: 200, text: `{"data":${parts[0]}${tail}}` };
-    return { status: 200, text: [`{"data":${parts[0]}`, ...parts.slice(1, last), `${parts[last]}${tail}}`] };
+    const first = parts[0]!;
+    const end = parts[last]!;
+    if (last === 0 && typeof first === 'string') return { status: 200, text: `{"data":${first}${tail}}` };
+    // Pieces of text take the envelope in; pieces of bytes are left whole, the envelope beside them.
+    const head = typeof first === 'string' ? [`{"data":${first}`] : ['{"data":', first];
+    if (last === 0) return { status: 200, text: [...head, `${tail}}`] };
+    return { status: 200, text: [...head, ...parts.slice(1, last), ...(typeof end === 'string' ? [`${end}${tail}}`] : [end, `${tail}}`])] };
   }
   const body: Record<string, unknown> = { data: p.data };
   if (p.total !== undefined) body.total = p.total;
