@@ -398,7 +398,8 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
         const got = (await ctx.repo.getManyJson(hop.target, ctx.teamId, keysOf[h]!, hop.shape, accessFields(hop.target)))!;
         const open = new Set((await ctx.access.filterRecords(hop.target, got.map((g) => g.rec))).map((r) => r.id));
         // Each related object encoded once, copied for every row showing it.
-        return new Map(got.filter((g) => open.has(g.rec.id)).map((g) => [g.rec.id, Buffer.from(g.json)]));
+        // (A row remembered between requests keeps its bytes: sql/json-memo.ts.)
+        return new Map(got.filter((g) => open.has(g.rec.id)).map((g) => [g.rec.id, (g.bytes ??= Buffer.from(g.json))]));
       }));
       const out = new ByteParts();
       out.byte(OPEN_BRACKET);

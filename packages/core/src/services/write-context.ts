@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import { notFound } from '../errors/problem';
 import type { Rec } from '../resources/define-resource';
 import { Repo } from '../sql/repo';
+import { jsonRowMemo } from '../sql/json-memo';
 import { ensureIdentityActor, ensureMemberActor, ensureServiceActor, SYSTEM_ACTOR_NAME, systemActorId } from '../sql/queries/actors';
 import type { SqlStore } from '../sql/dialect';
 import type { ActorType, PendingEvent, Principal, ReadContext, WriteContext } from './context';
@@ -17,7 +18,9 @@ import { ProjectAccess } from './access';
 /** The context of a read: who calls, the repository (on `db`: by default the store's `reads` where it has one), the registry, the clock, project access. */
 export function readContext(store: SqlStore, config: EngineConfig, principal: Principal, db: Kysely<any> = store.reads ?? store.db): ReadContext {
   const { registry, clock, ids } = config;
-  const ctx = { principal, teamId: principal.teamId, repo: new Repo(db, store.dialect), registry, clock, ids, cursorSecret: config.cursorSecret, files: principal.mount ? config.files.under(principal.mount) : config.files, now: clock.now() } as Omit<ReadContext, 'access'> & { access: ProjectAccess };
+  // Rows are remembered between requests only outside transactions (json-memo.ts): never on a transaction's handle.
+  const memo = db === (store.reads ?? store.db) ? jsonRowMemo(store) : undefined;
+  const ctx = { principal, teamId: principal.teamId, repo: new Repo(db, store.dialect, memo), registry, clock, ids, cursorSecret: config.cursorSecret, files: principal.mount ? config.files.under(principal.mount) : config.files, now: clock.now() } as Omit<ReadContext, 'access'> & { access: ProjectAccess };
   ctx.access = new ProjectAccess(ctx as ReadContext);
   return ctx as ReadContext;
 }

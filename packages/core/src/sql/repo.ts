@@ -5,6 +5,7 @@ import { limitInlined, limitOf, type DialectSupport, type JsonColumn } from './d
 import type { Condition, ListPlan } from './plan';
 import { compileMapper, type MapperMode } from '../codegen/mapper';
 import { iso } from '../clock/index';
+import type { JsonRowMemo, JsonRowRead } from './json-memo';
 
 /** A statement held by SqlRepo.together until the gathered ones are sent. */
 type Gathered = { query: CompiledQuery; resolve: (r: QueryResult<any>) => void; reject: (err: unknown) => void };
@@ -216,6 +217,8 @@ export class Repo {
   constructor(
     readonly db: Kysely<any>,
     readonly dialect: DialectSupport,
+    /** Rows `getManyJson` remembers between requests (json-memo.ts): only on the store's own handle, never in a transaction. */
+    private readonly memo?: JsonRowMemo,
   ) {}
 
   /** The statements a {@link together} call is gathering (undefined: statements run as they come). */
@@ -517,17 +520,40 @@ export class Repo {
   /**
    * Live rows with these ids as their response JSON built by the database,
    * each beside the fields `keep` names (decoded: what access checks read);
-   * order not kept. Null where the store cannot build it.
+   * order not kept. Null where the store cannot build it. With a memo
+   * (json-memo.ts), rows unchanged since an earlier request are answered from
+   * it and only the others are read (one statement, or none).
    */
-  async getManyJson(res: Resource, teamId: string, ids: readonly string[], fields: readonly JsonColumn[], keep: readonly string[]): Promise<Array<{ rec: Rec; json: string }> | null> {
+  async getManyJson(res: Resource, teamId: string, ids: readonly string[], fields: readonly JsonColumn[], keep: readonly string[]): Promise<JsonRowRead[] | null> {
     const json = this.jsonOf(res, fields);
     if (!json) return null;
+    const memo = this.memo;
+    if (!memo) return this.readManyJson(res, teamId, ids, json, keep);
+    // Read before the statement: a write between the two makes an entry older than it is, never newer.
+    const stamp = memo.stamp(res);
+    const prefix = `${res.table}#${resourceKey(res)}:${keep.join(',')}:${json.key}\0${teamId}\0`;
+    const out: JsonRowRead[] = [];
+    const missing: string[] = [];
+    for (const id of ids) {
+      const hit = memo.get(prefix + id, stamp);
+      if (hit) out.push(hit);
+      else missing.push(id);
+    }
+    if (missing.length === 0) return out;
+    for (const row of await this.readManyJson(res, teamId, missing, json, keep)) {
+      memo.set(prefix + (row.rec.id as string), stamp, row);
+      out.push(row);
+    }
+    return out;
+  }
+
+  private async readManyJson(res: Resource, teamId: string, ids: readonly string[], json: JsonMaker, keep: readonly string[]): Promise<JsonRowRead[]> {
     if (json.print) {
       const rows = await this.rawMany(res, teamId, ids);
       return rows.map((row) => ({ rec: this.decode(res, row), json: json.print!(row) }));
     }
     const cols = columnsOf(res, keep);
-    const out: Array<{ rec: Rec; json: string }> = [];
+    const out: JsonRowRead[] = [];
     const valid = ids.filter((id) => res.isId(id));
     for (let i = 0; i < valid.length; i += CHUNK) {
       const chunk = valid.slice(i, i + CHUNK);
