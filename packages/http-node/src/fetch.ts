@@ -39,8 +39,14 @@ function toResponse(out: HttpResponse, method: string): Response {
   const parts = out.bodyParts;
   const empty = method === 'HEAD' || out.status === 204 || out.status === 304 || (parts === undefined && out.body === undefined);
   if (empty) return new Response(null, { status: out.status, headers });
-  // A large page's pieces (text or bytes) go into a Blob as they are, never joined into one string.
-  return new Response(parts ? new Blob(parts as ConstructorParameters<typeof Blob>[0]) : (out.body as ConstructorParameters<typeof Response>[0]), { status: out.status, headers });
+  if (parts) {
+    // A large page's pieces (text or bytes) go into a Blob as they are, never joined into one string. The Blob
+    // copies them: their memory can serve later answers at once.
+    const blob = new Blob(parts as ConstructorParameters<typeof Blob>[0]);
+    out.release?.();
+    return new Response(blob, { status: out.status, headers });
+  }
+  return new Response(out.body as ConstructorParameters<typeof Response>[0], { status: out.status, headers });
 }
 
 /** Read the body, stopping (false) past `limit` bytes. */

@@ -154,6 +154,8 @@ function send(res: ServerResponse, out: HttpResponse): void {
     let length = 0;
     for (const p of parts) length += Buffer.byteLength(p);
     res.writeHead(out.status, { ...out.headers, 'content-length': length });
+    // Once the socket has taken every byte, the pieces' memory serves later answers (never if the connection fails first).
+    if (out.release) res.once('finish', () => out.release!());
     res.cork();
     for (const p of parts) res.write(p);
     res.end();

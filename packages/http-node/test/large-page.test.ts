@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createPmapi, type Pmapi } from '@pmapi/core';
 import { toNodeHandler } from '@pmapi/http-node';
@@ -103,6 +104,86 @@ for (const s of frontEndStores()) {
           if (origin) expect(r.headers['access-control-allow-origin']).toBe(ORIGIN);
         }
       }
+    });
+
+    it("many expanded pages at once over node:http: each client gets its own page's bytes, and each answer's pieces are handed back once it is written", async () => {
+      // Pieces' memory serves later answers once handed back (HttpResponse.release): handed back before the socket
+      // took every byte, another page would overwrite one still being sent. Different limits give different bytes.
+      const released: number[] = [];
+      let answers = 0;
+      const counting = {
+        ...api,
+        basePath: api.basePath,
+        handle: async (r: Parameters<Pmapi['handle']>[0]) => {
+          const out = await api.handle(r);
+          const release = out.release;
+          if (release) {
+            const n = answers++;
+            out.release = function (this: typeof out) {
+              released.push(n);
+              release.call(this);
+            };
+          }
+          return out;
+        },
+      } as Pmapi;
+      const base = await serve(toNodeHandler(counting));
+      const limits = Array.from({ length: 24 }, (_, i) => 40 + i * 2);
+      const path = (limit: number) => `/api/v3/tasks?projectId=${projectId}&limit=${limit}&expand=assignees,status,project`;
+      const expected = new Map<number, string>();
+      for (const limit of limits) {
+        const body = (await api.handle({ method: 'GET', url: path(limit), headers: { authorization: `Bearer ${token}` } })).body as string;
+        expected.set(limit, body.replace(/"nextCursor":"[^"]+"/, '"nextCursor":"…"'));
+      }
+      // A client that reads nothing for a while, its pages pipelined on one connection: more than the kernel holds
+      // (about 2 MB here) waits in the server's socket while the other pages are built, and must still arrive whole.
+      const slowPath = `/api/v3/tasks?projectId=${projectId}&limit=200&expand=assignees,status,project`;
+      const slowExpected = ((await api.handle({ method: 'GET', url: slowPath, headers: { authorization: `Bearer ${token}` } })).body as string).replace(/"nextCursor":"[^"]+"/, '"nextCursor":"…"');
+      const PIPELINED = 12;
+      let started!: () => void;
+      const firstBytes = new Promise<void>((r) => (started = r));
+      const slow = new Promise<Buffer>((resolve, reject) => {
+        const socket = net.connect(Number(new URL(base).port), '127.0.0.1', () => {
+          for (let i = 0; i < PIPELINED; i++) {
+            socket.write(`GET ${slowPath} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n${i === PIPELINED - 1 ? 'Connection: close\r\n' : ''}\r\n`);
+          }
+        });
+        const chunks: Buffer[] = [];
+        socket.on('data', (c: Buffer) => {
+          chunks.push(c);
+          if (chunks.length === 1) {
+            socket.pause();
+            setTimeout(() => socket.resume(), 500);
+            // The other pages are built while these wait (all twelve answered by then: Node queues them in order).
+            setTimeout(started, 50);
+          }
+        });
+        socket.on('end', () => resolve(Buffer.concat(chunks)));
+        socket.on('error', reject);
+      });
+      await firstBytes;
+      for (let round = 0; round < 3; round++) {
+        const got = await Promise.all(limits.map((limit) => get(base, path(limit))));
+        got.forEach((r, i) => {
+          expect(r.status).toBe(200);
+          // The next cursor carries the instant it was made: everything else is byte for byte the page's.
+          const text = new TextDecoder('utf-8', { fatal: true }).decode(r.bytes).replace(/"nextCursor":"[^"]+"/, '"nextCursor":"…"');
+          expect(text === expected.get(limits[i]!), `limit ${limits[i]} round ${round}`).toBe(true);
+        });
+      }
+      let raw = await slow;
+      for (let i = 0; i < PIPELINED; i++) {
+        const headEnd = raw.indexOf('\r\n\r\n');
+        const length = Number(/content-length: (\d+)/i.exec(raw.subarray(0, headEnd).toString())![1]);
+        const body = raw.subarray(headEnd + 4, headEnd + 4 + length);
+        expect(body.length).toBeGreaterThan(300_000);
+        const text = new TextDecoder('utf-8', { fatal: true }).decode(body).replace(/"nextCursor":"[^"]+"/, '"nextCursor":"…"');
+        expect(text === slowExpected, `pipelined page ${i}`).toBe(true);
+        raw = raw.subarray(headEnd + 4 + length);
+      }
+      expect(raw.length).toBe(0);
+      expect(answers).toBe(limits.length * 3 + PIPELINED);
+      expect([...released].sort((a, b) => a - b)).toEqual(Array.from({ length: answers }, (_, i) => i));
     });
 
     it('through the fetch front end: the same bytes', async () => {

@@ -1,25 +1,35 @@
 import type { BodyPart, HttpResponse } from './types';
+import { returnPieces } from './pieces';
 
 /**
  * An answer whose body was built in pieces: `bodyParts` holds them, and
  * `body` joins them the first time it is read (then keeps the joined string).
- * Assigning `body` replaces the answer's body and drops the pieces. The
- * accessors act on the object they are read through, so a copy made with
- * its property descriptors behaves the same.
+ * Assigning `body` replaces the answer's body and drops the pieces.
+ * `release` hands the pieces' memory back (http/pieces.ts) once a front end
+ * has written them. The accessors act on the object they are read through,
+ * so a copy made with its property descriptors behaves the same.
  */
 export function piecewiseResponse(status: number, headers: Record<string, string>, parts: readonly BodyPart[]): HttpResponse {
   let joined: string | undefined;
+  let released = false;
   return {
     status,
     headers,
     bodyParts: parts,
     get body(): string {
+      if (joined === undefined && released) throw new Error('pmapi: this answer was released by its front end; its body can no longer be read');
       return (joined ??= partsText(parts));
     },
     set body(value: string | Uint8Array | undefined) {
       const self = this as HttpResponse;
       Object.defineProperty(self, 'body', { value, writable: true, enumerable: true, configurable: true });
       delete self.bodyParts;
+    },
+    release() {
+      if (released) return;
+      released = true;
+      delete (this as HttpResponse).bodyParts;
+      returnPieces(parts);
     },
   };
 }

@@ -49,6 +49,16 @@ export interface HttpResponse {
    * ends that ignore this field lose nothing but that.
    */
   bodyParts?: readonly BodyPart[];
+  /**
+   * Present with `bodyParts`: a front end that wrote the pieces calls it once
+   * it holds none of them anymore (node:http: when the response has
+   * finished, i.e. the socket took every byte; a fetch front end: once the
+   * pieces are copied into a Blob). pmapi then uses the pieces' memory again
+   * for later answers. After it neither `bodyParts` nor `body` may be read
+   * (`body` throws unless it was read before). A front end that never calls
+   * it loses nothing but that: the pieces are collected as any garbage.
+   */
+  release?(): void;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { JsonColumn } from '../sql/dialect';
 import { LINKS, type JsonExtra, type JsonRow } from '../sql/repo';
 import { accessFields } from './access';
 import type { BodyPart } from '../http/types';
+import { PIECE_BYTES, takePiece } from '../http/pieces';
 
 /** Expand row budget per request (spec: value not shown; docs/not-shown.md). */
 export const EXPAND_ROW_BUDGET = 2000;
@@ -259,8 +260,6 @@ export function jsonArrayParts(items: readonly string[]): string[] {
   return text.done();
 }
 
-/** The most bytes one piece of an expanded page holds (a longer string gets a piece of its own size). */
-const PART_BYTES = 64 * 1024;
 const COMMA = 0x2c;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
@@ -268,7 +267,7 @@ const CLOSE_BRACE = 0x7d;
 const NULL_BYTES = new TextEncoder().encode('null');
 
 /**
- * An expanded page as UTF-8 bytes in pieces of about PART_BYTES, never as
+ * An expanded page as UTF-8 bytes in pieces of about PIECE_BYTES, never as
  * strings. An expanded page repeats its related objects on every row (the
  * project and the status on each task: 136 KB for 50 tasks against 43 KB
  * unexpanded). As text, each copy was another 136 KB of strings on V8's heap
@@ -277,11 +276,13 @@ const NULL_BYTES = new TextEncoder().encode('null');
  * at 50 requests at once, an expanded page spent 212 µs a request
  * collecting. Bytes live outside the heap: a related object is encoded once
  * and copied for each row, the rest is written as it comes. Every string is
- * written whole into one piece, so no piece ends inside a character.
+ * written whole into one piece, so no piece ends inside a character. The
+ * pieces' memory comes from http/pieces.ts, used again once the front end
+ * that wrote an answer hands it back (`HttpResponse.release`).
  */
 class ByteParts {
   private readonly parts: Uint8Array[] = [];
-  private buf = Buffer.allocUnsafe(PART_BYTES);
+  private buf = takePiece();
   private off = 0;
   /** A string's bytes (at most three a UTF-16 unit). */
   text(text: string): void {
@@ -320,7 +321,8 @@ class ByteParts {
   }
   private next(most: number): void {
     if (this.off > 0) this.parts.push(this.buf.subarray(0, this.off));
-    this.buf = Buffer.allocUnsafe(Math.max(PART_BYTES, most));
+    // A string longer than a piece gets memory of its own size (not from the pool of pieces: http/pieces.ts).
+    this.buf = most > PIECE_BYTES ? Buffer.allocUnsafe(most) : takePiece();
     this.off = 0;
   }
 }
