@@ -80,6 +80,16 @@ for (const s of frontEndStores()) {
       }
     });
 
+    it('a page that fits one piece is one string, whichever way the store builds it', async () => {
+      for (const q of ['limit=3', 'limit=3&expand=assignees']) {
+        const out = await api.handle({ method: 'GET', url: `/api/v3/tasks?projectId=${projectId}&${q}`, headers: { authorization: `Bearer ${token}` } });
+        expect(out.status).toBe(200);
+        if (!q.includes('expand')) expect(out.bodyParts, q).toBeUndefined();
+        expect(typeof out.body).toBe('string');
+        expect(JSON.parse(out.body as string).data).toHaveLength(3);
+      }
+    });
+
     it('assigning body replaces the pieces; a spread copy keeps the joined body', async () => {
       const out = await api.handle({ method: 'GET', url: `/api/v3/tasks?projectId=${projectId}&limit=200`, headers: { authorization: `Bearer ${token}` } });
       const copy = { ...out };

@@ -17,7 +17,10 @@ export function fastPathSuite(factory: StoreFactory): void {
       const p = await h.project({ name: 'Edge values' });
       const numbers = [0, 2, 0.1, 1 / 3, 123456.789, 1e21, 5e-324, 1e-7, 2 ** 53 + 2, 1e15, 999999999999999.9, 0.30000000000000004];
       const instants = ['1970-01-01T00:00:00.000Z', '1969-07-20T20:17:40.123Z', '9999-12-31T23:59:59.999Z', '2026-01-01T00:00:00.001+05:30', '0001-01-01T00:00:00.000Z'];
-      const texts = ['plain', 'quote " and \\ backslash', 'tab\tnew\nline\r\u0001\u001f\u007f', 'emoji 😀 and \u2028\u2029', 'é ü ß 漢字', '</script>'];
+      // Short and long (over 64 characters), with and without what JSON escapes: a store that writes rows as bytes
+      // writes plain ASCII itself and hands the rest to JSON.stringify.
+      const texts = ['plain', 'quote " and \\ backslash', 'tab\tnew\nline\r\u0001\u001f\u007f', 'emoji 😀 and \u2028\u2029', 'é ü ß 漢字', '</script>',
+        'long plain ascii '.repeat(6), `${'long with "quotes" and \\ '.repeat(4)}😀 é`];
       // customFields entries must name a custom field of the workspace (a text field takes any string).
       const cf = await h.post('/custom-fields', { name: 'Edge text', type: 'text' });
       expect(cf.status, JSON.stringify(cf.body)).toBe(201);

@@ -10,7 +10,7 @@ import type { JsonColumn } from '../sql/dialect';
 import { LINKS, type JsonExtra, type JsonRow } from '../sql/repo';
 import { accessFields } from './access';
 import type { BodyPart } from '../http/types';
-import { PIECE_BYTES, takePiece } from '../http/pieces';
+import { PIECE_BYTES, returnPieces, takePiece } from '../http/pieces';
 
 /** Expand row budget per request (spec: value not shown; docs/not-shown.md). */
 export const EXPAND_ROW_BUDGET = 2000;
@@ -216,14 +216,26 @@ function jsonColumn(res: Resource) {
  * socket has them.
  */
 export function jsonRows(rows: readonly JsonRow[]): BodyPart[] {
+  if (rows.length > 0 && rows[0]!.json === undefined) {
+    // Rows printed here (a store that prints rows) are written as bytes as they are printed.
+    const out = new ByteParts();
+    out.byte(OPEN_BRACKET);
+    for (let i = 0; i < rows.length; i++) {
+      if (i > 0) out.byte(COMMA);
+      rows[i]!.write!(out);
+      out.byte(CLOSE_BRACE);
+    }
+    out.byte(CLOSE_BRACKET);
+    return out.done(true);
+  }
   let chars = 2;
-  for (let i = 0; i < rows.length; i++) chars += rows[i]!.json.length + 1;
-  if (chars <= PART_CHARS) return jsonArrayParts(rows.map((r) => r.json));
+  for (let i = 0; i < rows.length; i++) chars += rows[i]!.json!.length + 1;
+  if (chars <= PART_CHARS) return jsonArrayParts(rows.map((r) => r.json!));
   const out = new ByteParts();
   out.byte(OPEN_BRACKET);
   for (let i = 0; i < rows.length; i++) {
     if (i > 0) out.byte(COMMA);
-    out.text(rows[i]!.json);
+    out.text(rows[i]!.json!);
   }
   out.byte(CLOSE_BRACKET);
   return out.done();
@@ -280,6 +292,10 @@ const COMMA = 0x2c;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const CLOSE_BRACE = 0x7d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+/** What JSON.stringify escapes in a string: quotes, backslashes, control characters, lone surrogates (paired ones come here too, and are printed by JSON.stringify). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 const NULL_BYTES = new TextEncoder().encode('null');
 
 /**
@@ -324,6 +340,39 @@ class ByteParts {
     }
     this.off += this.buf.write(text, this.off);
   }
+  /** A value as JSON.stringify prints it (a string quoted and escaped). */
+  str(value: unknown): void {
+    if (typeof value !== 'string') {
+      this.text(JSON.stringify(value) ?? 'null');
+      return;
+    }
+    const n = value.length;
+    if (n <= 64) {
+      // Short ASCII needing no escape written here, quotes and all; anything else below.
+      if (this.off + n + 2 > this.buf.length) this.next(n + 2);
+      const buf = this.buf;
+      let off = this.off;
+      buf[off++] = QUOTE;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = value.charCodeAt(i);
+        if (c < 0x20 || c >= 0x80 || c === QUOTE || c === BACKSLASH) break;
+        buf[off++] = c;
+      }
+      if (i === n) {
+        buf[off++] = QUOTE;
+        this.off = off;
+        return;
+      }
+    }
+    if (NEEDS_ESCAPE.test(value)) {
+      this.text(JSON.stringify(value));
+      return;
+    }
+    this.byte(QUOTE);
+    this.text(value);
+    this.byte(QUOTE);
+  }
   /** Bytes already encoded (a related object, a key). */
   bytes(b: Uint8Array): void {
     if (this.off + b.length > this.buf.length) this.next(b.length);
@@ -334,7 +383,13 @@ class ByteParts {
     if (this.off === this.buf.length) this.next(1);
     this.buf[this.off++] = c;
   }
-  done(): Uint8Array[] {
+  /** The pieces; with `small`, a page that fits one piece of text is that text (its piece goes back at once). */
+  done(small = false): BodyPart[] {
+    if (small && this.parts.length === 0 && this.off <= PART_CHARS) {
+      const text = this.buf.toString('utf8', 0, this.off);
+      returnPieces([this.buf]);
+      return [text];
+    }
     if (this.off > 0) this.parts.push(this.buf.subarray(0, this.off));
     return this.parts;
   }
@@ -427,7 +482,8 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
       for (let i = 0; i < rows.length; i++) {
         const r = rows[i]!;
         if (i > 0) out.byte(COMMA);
-        out.text(r.open ?? r.json.slice(0, -1));
+        if (r.write) r.write(out);
+        else out.text(r.json!.slice(0, -1));
         for (const k of tail) {
           out.bytes(k.key!);
           if (k.hop === undefined) {
