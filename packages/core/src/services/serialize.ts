@@ -216,29 +216,26 @@ function jsonColumn(res: Resource) {
  * socket has them.
  */
 export function jsonRows(rows: readonly JsonRow[]): BodyPart[] {
-  if (rows.length > 0 && rows[0]!.json === undefined) {
-    // Rows printed here (a store that prints rows) are written as bytes as they are printed.
-    const out = new ByteParts();
-    out.byte(OPEN_BRACKET);
-    for (let i = 0; i < rows.length; i++) {
-      if (i > 0) out.byte(COMMA);
-      rows[i]!.write!(out);
-      out.byte(CLOSE_BRACE);
-    }
-    out.byte(CLOSE_BRACKET);
-    return out.done(true);
+  // Rows printed here (a store that prints rows: `write`) are written as bytes as they are printed; a small page of
+  // database-built rows is joined as text without being encoded.
+  const printed = rows.length > 0 && rows[0]!.json === undefined;
+  if (!printed) {
+    let chars = 2;
+    for (let i = 0; i < rows.length; i++) chars += rows[i]!.json!.length + 1;
+    if (chars <= PART_CHARS) return jsonArrayParts(rows.map((r) => r.json!));
   }
-  let chars = 2;
-  for (let i = 0; i < rows.length; i++) chars += rows[i]!.json!.length + 1;
-  if (chars <= PART_CHARS) return jsonArrayParts(rows.map((r) => r.json!));
   const out = new ByteParts();
   out.byte(OPEN_BRACKET);
   for (let i = 0; i < rows.length; i++) {
     if (i > 0) out.byte(COMMA);
-    out.text(rows[i]!.json!);
+    const r = rows[i]!;
+    if (r.write) {
+      r.write(out);
+      out.byte(CLOSE_BRACE);
+    } else out.text(r.json!);
   }
   out.byte(CLOSE_BRACKET);
-  return out.done();
+  return out.done(printed);
 }
 
 /** The most characters one piece of a page's JSON text holds (one element longer than this is a piece of its own). */
