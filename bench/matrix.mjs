@@ -67,9 +67,10 @@ const SCRIPTS = {
 
 /**
  * A fresh server process on core 0: `kind` pmapi, limiter (pmapi with the database rate limiter) or raw.
- * BENCH_NODE_FLAGS: Node flags for the server (e.g. `--trace-deopt`, `--max-semi-space-size=32`).
+ * BENCH_NODE_FLAGS: Node flags for the server (e.g. `--trace-deopt`, `--max-semi-space-size=32`). `env`: variables
+ * for this server alone.
  */
-export async function startServer(kind, target, { copyFrom } = {}) {
+export async function startServer(kind, target, { copyFrom, env: extra } = {}) {
   const isPg = target.startsWith('postgres');
   const script = kind === 'raw' ? (isPg ? SCRIPTS.rawPg : SCRIPTS.rawSqlite) : SCRIPTS[kind];
   let file = target;
@@ -78,7 +79,7 @@ export async function startServer(kind, target, { copyFrom } = {}) {
     for (const ext of ['-wal', '-shm']) if (existsSync(file + ext)) rmSync(file + ext);
   }
   const argv = [process.execPath, ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), here(script), file];
-  const env = { ...process.env, ...(kind === 'limiter' ? { BENCH_LIMITER: '1' } : {}) };
+  const env = { ...process.env, ...(kind === 'limiter' ? { BENCH_LIMITER: '1' } : {}), ...extra };
   const child = PINNED
     ? spawn('taskset', ['-c', '0', ...argv], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env })
     : spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env });

@@ -121,12 +121,13 @@ type Held = { sql: string; values: unknown[]; resolve: (r: unknown) => void; rej
 /** The statement name of `begin`, prepared once per connection. */
 const BEGIN_STATEMENT = 'pmapi_begin';
 
-type Connection = { stream: { cork?(): void; uncork?(): void }; parsedStatements: Record<string, string>; bind(c: unknown): void; execute(c: unknown): void };
+type Connection = { stream: { cork?(): void; uncork?(): void }; parsedStatements: Record<string, string>; bind(c: unknown): void; execute(c: unknown): void; describe(c: unknown): void };
 type Field = { name: string; dataTypeID: number; format?: string };
 type RowParser = (data: Array<string | null>) => Record<string, unknown>;
 type ResultInternals = { fields: Field[]; _parsers: unknown[]; _prebuiltEmptyResultObject: object; _types: unknown; _rowMode?: string; parseRow: RowParser };
 type QueryInternals = {
   submit(connection: Connection): Error | null;
+  prepare(connection: Connection): void;
   handleCommandComplete(msg: unknown, connection: Connection): void;
   handleRowDescription(msg: { fields: Field[] }): void;
   values?: unknown;
@@ -162,14 +163,50 @@ function sameFields(a: Field[], b: Field[]): boolean {
   return true;
 }
 
+/** A statement that returns no rows (Postgres answered its Describe with NoData). */
+const NO_ROWS = Symbol('no rows');
+
 /**
- * A named statement's query. Postgres describes the rows of every execution
- * anew, and the driver then looks up a parser for each column and builds a
- * row template: the same work each time for a prepared statement. Here it is
- * done once per statement and set of type parsers, and reused while the
- * description is the same (a changed one is built afresh).
+ * What each connection's own Describe answers said of its named statements:
+ * the row description, or {@link NO_ROWS}. A statement prepared on a
+ * connection keeps the result type it was described with there (should a
+ * schema change alter it, Postgres refuses to run the statement: "cached plan
+ * must not change result type"), so once described it need not be again.
+ */
+const shapes = new WeakMap<Connection, Map<string, Field[] | typeof NO_ROWS>>();
+
+/** Connections whose `describe` pmapi can skip for one statement (see {@link DescribedQuery}). */
+const skipping = new WeakMap<Connection, { skip: boolean }>();
+function describeSwitch(connection: Connection): { skip: boolean } {
+  let sw = skipping.get(connection);
+  if (!sw) {
+    sw = { skip: false };
+    const flag = sw;
+    const describe = connection.describe.bind(connection);
+    // Set once per connection (its shape stays the same afterwards).
+    connection.describe = (msg: unknown) => {
+      if (!flag.skip) describe(msg);
+    };
+    skipping.set(connection, sw);
+  }
+  return sw;
+}
+
+/**
+ * A named statement's query. The driver describes every execution's rows
+ * (Describe, answered with a RowDescription the driver parses, looks up a
+ * parser for each column of and builds a row template from): the same work
+ * each time for a prepared statement. Here a statement this connection has
+ * described before is not described again: its description is applied as the
+ * answer would have been. The parsers and row builder are made once per
+ * statement and set of type parsers, and reused while the description is the
+ * same (a changed one is built afresh).
  */
 class DescribedQuery extends (pg.Query as unknown as new (text: string, values?: unknown[], callback?: QueryConfig['callback']) => QueryInternals) {
+  /** The connection this query described its rows on (undefined: it did not, or they were known). */
+  private describedOn: Connection | undefined;
+  private sawRows = false;
+
   constructor(config: QueryConfig, callback: NonNullable<QueryConfig['callback']>) {
     // Given a config object, the driver first copies it property by property (getOwnPropertyDescriptors) on
     // every query; given text, values and callback it builds its own, and the rest is set here.
@@ -179,14 +216,40 @@ class DescribedQuery extends (pg.Query as unknown as new (text: string, values?:
     if (config.types) this.types = this._result._types = config.types;
   }
 
+  override prepare(connection: Connection): void {
+    const name = this.name;
+    const known = name && this._result._types && !this._result._rowMode && connection.parsedStatements[name] !== undefined
+      ? shapes.get(connection)?.get(name)
+      : undefined;
+    if (known === undefined) {
+      if (name) this.describedOn = connection;
+      return super.prepare(connection);
+    }
+    const sw = describeSwitch(connection);
+    sw.skip = true;
+    try {
+      super.prepare(connection);
+    } finally {
+      sw.skip = false;
+    }
+    if (known !== NO_ROWS) this.handleRowDescription({ fields: known });
+  }
+
   override handleRowDescription(msg: { fields: Field[] }): void {
+    this.sawRows = true;
     const result = this._result;
     const types = result._types;
     const name = this.name;
     if (!name || !types || result._rowMode || (result as { command?: unknown } & ResultInternals).command) return super.handleRowDescription(msg);
+    const on = this.describedOn;
+    if (on) {
+      let mine = shapes.get(on);
+      if (!mine) shapes.set(on, (mine = new Map()));
+      if (mine.size < 1000) mine.set(name, msg.fields);
+    }
     let byName = described.get(types);
     const known = byName?.get(name);
-    if (known && sameFields(known.fields, msg.fields)) {
+    if (known && (known.fields === msg.fields || sameFields(known.fields, msg.fields))) {
       super.handleRowDescription({ fields: [] });
       result.fields = msg.fields;
       result._parsers = known.parsers;
@@ -201,6 +264,17 @@ class DescribedQuery extends (pg.Query as unknown as new (text: string, values?:
       byName.set(name, { fields: msg.fields, parsers: result._parsers, empty: result._prebuiltEmptyResultObject, parseRow });
       if (parseRow) result.parseRow = parseRow;
     }
+  }
+
+  override handleCommandComplete(msg: unknown, connection: Connection): void {
+    const on = this.describedOn;
+    if (on && !this.sawRows && this.name && this._result._types && !this._result._rowMode) {
+      // Described, and no RowDescription came: the statement returns no rows.
+      let mine = shapes.get(on);
+      if (!mine) shapes.set(on, (mine = new Map()));
+      if (mine.size < 1000) mine.set(this.name, NO_ROWS);
+    }
+    super.handleCommandComplete(msg, connection);
   }
 }
 

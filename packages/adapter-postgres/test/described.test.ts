@@ -53,4 +53,40 @@ describe.skipIf(!url)('[postgres] row parsers of prepared statements', () => {
       { id: 'b', n: null, at: null, seen: '2026-07-08T09:10:11.120Z', big: '5' },
     ]);
   });
+
+  it('describes a prepared statement once per connection, and parses its rows from what was described there', async () => {
+    // One connection of a pool of one: count what Postgres sends back to describe rows (RowDescription, NoData).
+    const one = new pg.Pool({ connectionString: url!, max: 1 });
+    const seen = { rows: 0, none: 0 };
+    one.on('connect', (c) => {
+      const con = (c as unknown as { connection: { on(e: string, f: (msg: any) => void): void } }).connection;
+      // Only this test's statement's (the store checks out each connection with its own statements around).
+      con.on('rowDescription', (msg: { fields: Array<{ name: string }> }) => { if (msg.fields.map((f) => f.name).join() === 'id,n,at') seen.rows++; });
+      con.on('noData', () => seen.none++);
+    });
+    const s = await openPostgresStore({ pool: one, schema });
+    try {
+      const runs = 10;
+      for (let i = 0; i < runs; i++) {
+        const rows = (await sql<Record<string, unknown>>`select id, n, at from scratch where id = ${'a'}`.execute(s.db)).rows;
+        expect(rows).toEqual([{ id: 'a', n: 1, at: '2026-01-02T03:04:05.600Z' }]);
+      }
+      // Unnamed for its first two runs (described each time), named from the third: described once more, then never.
+      expect(seen.rows).toBe(3);
+      const none = seen.none;
+      for (let i = 0; i < runs; i++) {
+        const r = await sql`update scratch set n = n where id = ${'zz'}`.execute(s.db);
+        expect(r.numAffectedRows).toBe(0n);
+      }
+      // A statement with no rows: its NoData answer is remembered too.
+      expect(seen.none - none).toBe(3);
+      // No row at all, and many: the description applied without an answer parses them alike.
+      expect((await sql`select id, n, at from scratch where id = ${'none'}`.execute(s.db)).rows).toEqual([]);
+      expect((await sql`select id, n, at from scratch where id = ${'b'}`.execute(s.db)).rows).toEqual([{ id: 'b', n: null, at: null }]);
+      expect(seen.rows).toBe(3);
+    } finally {
+      await s.close();
+      await one.end();
+    }
+  });
 });
