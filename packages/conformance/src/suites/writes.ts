@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fc from 'fast-check';
+import { builtinResources } from '@pmapi/core';
 import { harness, type Harness, type Reply, type StoreFactory } from '../kit';
 
 /** ISO 8601, UTC, millisecond precision (spec "Conventions for all v3 resources"). */
@@ -426,6 +427,38 @@ export function writesSuite(factory: StoreFactory): void {
       const latest = rs.reduce((m, r) => (Date.parse(r.body.updatedAt) > Date.parse(m.body.updatedAt) ? r : m));
       expect(final.name).toBe(latest.body.name);
       expect(final.updatedAt).toBe(latest.body.updatedAt);
+    });
+
+    it('a row changed behind the engine\'s back while an update runs: 409 stale_write, nothing committed, no event', async () => {
+      // A label whose beforeUpdate hook (a declaration's own code) writes its row straight through the transaction,
+      // past the repository: the update that follows must not match it. Where the update is held to leave with the
+      // commit (Postgres), its statement fails for want of a row and takes the transaction with it.
+      const label = builtinResources.find((r) => r.name === 'label')!;
+      const sneaky = {
+        ...label,
+        hooks: {
+          ...label.hooks,
+          async beforeUpdate(ctx: any, current: any, patch: any) {
+            await label.hooks?.beforeUpdate?.(ctx, current, patch);
+            await ctx.db.updateTable(label.table).set({ updated_at: ctx.repo.dialect.encode('timestamp', current.updatedAt + 5) }).where('id', '=', current.id).execute();
+          },
+        },
+      } as typeof label;
+      const hs = await harness(factory, { api: () => ({ resources: [sneaky] }) });
+      try {
+        const made = await hs.post('/labels', { name: 'Behind' });
+        expect(made.status, JSON.stringify(made.body)).toBe(201);
+        const events = (await hs.outbox()).length;
+        hs.clock.advance(1000);
+        const r = await hs.patch(`/labels/${made.body.id}`, { name: 'Renamed' });
+        expectProblem(r, 409, 'stale_write');
+        const got = await hs.get(`/labels/${made.body.id}`);
+        expect(got.body.name).toBe('Behind');
+        expect(got.body.updatedAt).toBe(made.body.updatedAt);
+        expect((await hs.outbox()).length).toBe(events);
+      } finally {
+        await hs.close();
+      }
     });
 
     it('an expectedUpdatedAt that is not a timestamp is 400 validation_failed', async () => {

@@ -186,8 +186,10 @@ export class Engine {
 
   async update(ctx: WriteContext, res: Resource, id: string, body: unknown, view: ReadPlan): Promise<Outcome> {
     await res.hooks?.lockFirst?.(ctx, body);
-    const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
+    // Where the update can be held (Postgres), the row is read with its links: the row as the update stores it is then known.
+    const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true, links: ctx.repo.holdsWrites });
     if (!current || unlisted(res, current)) throw notFound(res.name, id);
+    const readAt = ctx.repo.writes;
     await ctx.access.assertRecord(res, current);
     const { values: patch, relations, expectedUpdatedAt } = prepareBody(res, body, 'update');
     assertUnchangedSince(res, current, expectedUpdatedAt);
@@ -214,7 +216,9 @@ export class Engine {
     const stamp = await ctx.touch(current.updatedAt);
     const now = stamp.updatedAt;
     const values = { ...patch, ...stamp };
-    const written = await ctx.repo.updateReturning(res, ctx.teamId, id, values, current.updatedAt);
+    // Nothing written since the row was read (and locked): the update needs no answer and leaves with the next statement.
+    const written = (ctx.repo.writes === readAt ? await ctx.repo.updateBehind(res, ctx.teamId, id, values, current) : undefined)
+      ?? await ctx.repo.updateReturning(res, ctx.teamId, id, values, current.updatedAt);
     if (!written) throw new ProblemError('stale_write', `${res.name} ${id} changed while this update ran`);
     const writes = ctx.repo.writes;
     const after = { ...current, ...values } as Rec;
@@ -314,8 +318,10 @@ export class Engine {
     const rel = res.relations![relation]!;
     if (!rel.supported) throw new ProblemError('m2m_not_supported', `${res.path} does not support '${relationPath}' yet`, { relation: relationPath });
     const ids = relationIds(body, rel.max);
-    const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
+    // Where the update can be held (Postgres), the row is read with its links: the row as the update stores it is then known.
+    const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true, links: ctx.repo.holdsWrites });
     if (!current || unlisted(res, current)) throw notFound(res.name, id);
+    const readAt = ctx.repo.writes;
     await ctx.access.assertRecord(res, current);
     await res.hooks?.beforeLinksChange?.(ctx, current, relation);
     const kind = `${res.name}.${relation}`;

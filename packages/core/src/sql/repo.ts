@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery, type Compilable, type QueryResult, type Kysely, type ExpressionBuilder, type Expression, type SqlBool, type SelectQueryBuilder, type RawBuilder } from 'kysely';
-import { compileCached, execute, executeTogether, holdOrRun } from './statement-cache';
+import { compileCached, execute, executeTogether, holdOrRun, holdStatement } from './statement-cache';
 import type { ColumnInfo, Rec, StoredResource as Resource } from './shape';
 import { limitInlined, limitOf, type DialectSupport, type JsonColumn } from './dialect';
 import type { Condition, ListPlan } from './plan';
@@ -32,6 +32,14 @@ function linkSpecs(res: Resource): ReadonlyArray<{ kind: string; alias: string }
   let specs = linkSpecsOf.get(res);
   if (!specs) linkSpecsOf.set(res, (specs = Object.values(res.relationFields).map((rel, i) => ({ kind: `${res.name}.${rel}`, alias: `__l${i}` }))));
   return specs;
+}
+
+/** Failures of {@link Repo.updateBehind}'s statements that found no row to update. */
+const lostUpdates = new WeakSet<object>();
+
+/** Whether `err` is an update held by {@link Repo.updateBehind} that found its row changed: the transaction did not commit; answer 409 stale_write. */
+export function isLostUpdate(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && lostUpdates.has(err);
 }
 
 function hasLinks(res: Resource): boolean {
@@ -839,6 +847,50 @@ export class Repo {
       (links ? build().returningAll().returning(this.linkColumns(res)) : build().returningAll()));
     const row = r.rows[0];
     return row ? this.decodeLinked(res, row, links) : undefined;
+  }
+
+  /**
+   * Whether this repository can hold writes to leave with the transaction's
+   * next statement (a transaction on a store that pipelines, Postgres, and
+   * not gathering a {@link together} call): {@link updateBehind} can then
+   * spare an update its round trip, given the row read with its links.
+   */
+  get holdsWrites(): boolean {
+    return !!this.dialect.capabilities.pipeline && this.db.isTransaction && !this.gathering;
+  }
+
+  /**
+   * Update a row this transaction has locked and not written since it read
+   * it (`current`, read with its links): the row as stored is then known
+   * without reading it back, `current` with `values` over it, and the UPDATE
+   * is held to leave with the transaction's next statement (its commit at
+   * the latest) instead of on its own round trip. Should the row not match
+   * after all (written behind the repository's back), the statement fails
+   * and so does the transaction ({@link isLostUpdate}: answered as a stale
+   * write). Undefined where the stored row could differ from that (a JSON
+   * value: jsonb reorders keys; an instant finer than a millisecond) or the
+   * update cannot be held ({@link holdsWrites}): use {@link updateReturning}.
+   */
+  async updateBehind(res: Resource, teamId: string, id: string, values: Record<string, unknown>, current: Rec): Promise<Rec | undefined> {
+    if (!this.holdsWrites || (hasLinks(res) && !(LINKS in current))) return undefined;
+    const stored: Rec = { ...current };
+    for (const c of res.columns) {
+      if (!(c.key in values)) continue;
+      const v = values[c.key];
+      if (v !== null && v !== undefined && (c.kind === 'json' || (c.kind === 'timestamp' && !Number.isSafeInteger(v)))) return undefined;
+      (stored as Record<string, unknown>)[c.key] = v ?? null;
+    }
+    const { key, params, build } = this.guardedUpdate(res, teamId, id, values, current.updatedAt as number | undefined);
+    // One row or an error (division by zero): a commit must never go with an update that changed nothing.
+    const query = compileCached(this.dialect.name, `update-behind:${key}`, params, () =>
+      this.db.with('u', () => build().returning(sql.lit(1).as('one'))).selectNoFrom(sql<number>`1 / (select count(*) from u)`.as('one')));
+    const held = await holdStatement(this.db, query);
+    const answer = held ? held.answer : execute(this.db, query);
+    answer.catch((err: unknown) => {
+      if ((err as { code?: unknown })?.code === '22012' && typeof err === 'object') lostUpdates.add(err as object);
+    });
+    if (!held) await answer;
+    return stored;
   }
 
   /** The UPDATE both of the above run (counted as a write), its cache key and the values it binds. */
