@@ -19,6 +19,7 @@ import { flushEvents, lifecycleEvent, membershipEvents } from './events';
 import { checkRefs, checkTargets, fieldOfRelation, linkedIds, relationIds, unlisted, visibleAmong } from './references';
 import { purge } from './purge';
 import type { WebhooksAhead } from '../sql/queries/webhooks';
+import { LINKS } from '../sql/repo';
 
 export const SOFT_DELETE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export { BATCH_MAX } from '../resources/fields';
@@ -221,7 +222,10 @@ export class Engine {
       ?? await ctx.repo.updateReturning(res, ctx.teamId, id, values, current.updatedAt);
     if (!written) throw new ProblemError('stale_write', `${res.name} ${id} changed while this update ran`);
     const writes = ctx.repo.writes;
-    const after = { ...current, ...values } as Rec;
+    // Without the relations the locked read carried (for Repo.updateBehind): a body set or a hook may change them, and
+    // what is shown of `after` reads them afresh.
+    const { [LINKS]: _carried, ...unlinked } = current as Record<string, unknown>;
+    const after = { ...unlinked, ...values } as unknown as Rec;
     for (const [relation, ids] of Object.entries(relations)) {
       const kind = `${res.name}.${relation}`;
       const existing = (await ctx.repo.linksOf(kind, [id])).get(id) ?? [];
