@@ -175,6 +175,13 @@ const NO_ROWS = Symbol('no rows');
  */
 const shapes = new WeakMap<Connection, Map<string, Field[] | typeof NO_ROWS>>();
 
+/** Note what `connection` answered its Describe of statement `name` with (at most 1,000 statements a connection). */
+function rememberShape(connection: Connection, name: string, shape: Field[] | typeof NO_ROWS): void {
+  let mine = shapes.get(connection);
+  if (!mine) shapes.set(connection, (mine = new Map()));
+  if (mine.size < 1000) mine.set(name, shape);
+}
+
 /** Connections whose `describe` pmapi can skip for one statement (see {@link DescribedQuery}). */
 const skipping = new WeakMap<Connection, { skip: boolean }>();
 function describeSwitch(connection: Connection): { skip: boolean } {
@@ -241,12 +248,7 @@ class DescribedQuery extends (pg.Query as unknown as new (text: string, values?:
     const types = result._types;
     const name = this.name;
     if (!name || !types || result._rowMode || (result as { command?: unknown } & ResultInternals).command) return super.handleRowDescription(msg);
-    const on = this.describedOn;
-    if (on) {
-      let mine = shapes.get(on);
-      if (!mine) shapes.set(on, (mine = new Map()));
-      if (mine.size < 1000) mine.set(name, msg.fields);
-    }
+    if (this.describedOn) rememberShape(this.describedOn, name, msg.fields);
     let byName = described.get(types);
     const known = byName?.get(name);
     if (known && (known.fields === msg.fields || sameFields(known.fields, msg.fields))) {
@@ -267,13 +269,8 @@ class DescribedQuery extends (pg.Query as unknown as new (text: string, values?:
   }
 
   override handleCommandComplete(msg: unknown, connection: Connection): void {
-    const on = this.describedOn;
-    if (on && !this.sawRows && this.name && this._result._types && !this._result._rowMode) {
-      // Described, and no RowDescription came: the statement returns no rows.
-      let mine = shapes.get(on);
-      if (!mine) shapes.set(on, (mine = new Map()));
-      if (mine.size < 1000) mine.set(this.name, NO_ROWS);
-    }
+    // Described, and no RowDescription came: the statement returns no rows.
+    if (this.describedOn && !this.sawRows && this.name && this._result._types && !this._result._rowMode) rememberShape(this.describedOn, this.name, NO_ROWS);
     super.handleCommandComplete(msg, connection);
   }
 }

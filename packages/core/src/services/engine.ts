@@ -322,10 +322,8 @@ export class Engine {
     const rel = res.relations![relation]!;
     if (!rel.supported) throw new ProblemError('m2m_not_supported', `${res.path} does not support '${relationPath}' yet`, { relation: relationPath });
     const ids = relationIds(body, rel.max);
-    // Where the update can be held (Postgres), the row is read with its links: the row as the update stores it is then known.
-    const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true, links: ctx.repo.holdsWrites });
+    const current = await ctx.repo.get(res, ctx.teamId, id, { lock: true });
     if (!current || unlisted(res, current)) throw notFound(res.name, id);
-    const readAt = ctx.repo.writes;
     await ctx.access.assertRecord(res, current);
     await res.hooks?.beforeLinksChange?.(ctx, current, relation);
     const kind = `${res.name}.${relation}`;

@@ -887,7 +887,7 @@ export class Repo {
     const held = await holdStatement(this.db, query);
     const answer = held ? held.answer : execute(this.db, query);
     answer.catch((err: unknown) => {
-      if ((err as { code?: unknown })?.code === '22012' && typeof err === 'object') lostUpdates.add(err as object);
+      if (typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '22012') lostUpdates.add(err);
     });
     if (!held) await answer;
     return stored;
