@@ -7,7 +7,7 @@ import type { ExpandNode } from '../query/plan';
 import type { ReadContext } from './context';
 import { v3Shape, type OutputField } from '../presenters/v3';
 import type { JsonColumn } from '../sql/dialect';
-import { LINKS, type JsonExtra, type JsonRow } from '../sql/repo';
+import { LINKS, writeIds, type JsonExtra, type JsonRow } from '../sql/repo';
 import { accessFields } from './access';
 import type { BodyPart } from '../http/types';
 import { PIECE_BYTES, returnPieces, takePiece } from '../http/pieces';
@@ -485,7 +485,8 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
           out.bytes(k.key!);
           if (k.hop === undefined) {
             const v = r.extra![k.extra];
-            out.text(typeof v === 'string' ? v : JSON.stringify(v ?? []));
+            if (typeof v === 'string') out.text(v);
+            else writeIds(out, (v as unknown[] | null) ?? []);
           } else if (k.one) {
             const v = r.extra![k.extra];
             out.bytes((typeof v === 'string' && objects[k.hop]!.get(v)) || NULL_BYTES);

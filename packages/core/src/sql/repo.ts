@@ -138,7 +138,7 @@ function rowWriter(res: Resource, fields: readonly JsonColumn[], d: DialectSuppo
 }
 
 /** Relation ids as JSON.stringify prints the array. */
-function writeIds(out: ByteSink, ids: readonly unknown[]): void {
+export function writeIds(out: ByteSink, ids: readonly unknown[]): void {
   out.byte(0x5b);
   for (let i = 0; i < ids.length; i++) {
     if (i > 0) out.byte(0x2c);
