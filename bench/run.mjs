@@ -7,7 +7,8 @@
 // to core 0 (taskset), the load from this process pinned to core 1, a warm-up of WARMUP_SECONDS (matrix.mjs, 4 s), then the measured
 // seconds; the variants of a case alternate, each run in another order (A B C, B C A, C A B, …: no variant always
 // runs first, so a drift of the machine within a round does not favour one), at least 3 runs each, at each number of
-// connections. It prints medians with min–max and each comparison beside its target. `--soak` adds 5
+// connections. It prints medians with min–max and each comparison beside its target: the median of the rounds'
+// ratios (a round runs each variant once, back to back), so the machine's drift between rounds cancels out. `--soak` adds 5
 // minutes of mixed load at 16 connections, sampling the server's RSS. A benchmark: it gates nothing.
 // --baseline minimal: the first raw handlers (server-raw-minimal.mjs), which answer less than pmapi; set before matrix.mjs loads.
 if (process.argv.includes('minimal') && process.argv.includes('--baseline')) process.env.BENCH_BASELINE = 'minimal';
@@ -68,9 +69,16 @@ for (const c of caseList(s)) {
       const rps = got[k].map((r) => r.rps);
       return { med: median(rps), min: Math.min(...rps), max: Math.max(...rps), p99: median(got[k].map((r) => r.p99)) };
     };
-    const row = { c, connections, stats: Object.fromEntries(Object.keys(got).map((k) => [k, stat(k)])) };
+    // Each round's ratio (its runs were close in time): the machine's drift between rounds cancels out of it.
+    const rounds = (num, den) => {
+      const xs = got[num].map((r, i) => r.rps / got[den][i].rps);
+      return { med: median(xs), min: Math.min(...xs), max: Math.max(...xs), all: xs };
+    };
+    const ratios = c.compare === 'raw' ? { ratio: rounds('pmapi', 'raw'), limiter: rounds('pmapi', 'limiter') } : { ratio: rounds('A', 'B') };
+    const row = { c, connections, ratios, stats: Object.fromEntries(Object.keys(got).map((k) => [k, stat(k)])) };
     const line = Object.entries(row.stats).map(([k, v]) => `${k} ${fmt(v.med)} (${fmt(v.min)}–${fmt(v.max)}) p99 ${v.p99} ms`).join(' | ');
-    console.log(`${c.name} c=${connections}: ${line}`);
+    const each = Object.entries(ratios).map(([k, v]) => `${k} by round ${v.all.map((x) => fmt(x, 2)).join(' ')}`).join('; ');
+    console.log(`${c.name} c=${connections}: ${line}; ${each}`);
     results.push(row);
   }
 }
@@ -101,20 +109,23 @@ if (SOAK) {
 
 const MB = (b) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 console.log(`\n${PG ? 'Postgres' : 'SQLite'}: ${s.taskIds.length.toLocaleString('en')} tasks; ${RUNS} runs × ${SECONDS} s per variant after a ${WARMUP_SECONDS} s warm-up, interleaved; ${PINNED ? 'server on core 0, load on core 1' : 'NOT pinned (no taskset)'}`);
-console.log('req/s are medians (min–max) of the runs; a ratio is the ratio of medians.\n');
+console.log('req/s are medians (min–max) of the runs. A ratio is the median (min–max) of the rounds\' ratios: each round runs every variant of a case once, one after another, so a drift of the machine between rounds cancels out of it.\n');
 console.log(`| case | conns | pmapi req/s | raw req/s | pmapi/raw | target | limiter on req/s | on vs off | target |`);
 console.log(`|---|---|---|---|---|---|---|---|---|`);
 const mark = (ok) => (ok ? '✓' : '✗ MISS');
-for (const { c, connections, stats } of results) {
+for (const { c, connections, stats, ratios } of results) {
   const t = c.target[store];
   const span = (v) => `${fmt(v.med)} (${fmt(v.min)}–${fmt(v.max)})`;
+  const times = (v) => `${fmt(v.med, 2)}× (${fmt(v.min, 2)}–${fmt(v.max, 2)})`;
   if (c.compare === 'raw') {
-    const ratio = stats.pmapi.med / stats.raw.med;
-    const slower = stats.pmapi.med / stats.limiter.med - 1;
-    console.log(`| ${c.label} | ${connections} | ${span(stats.pmapi)} | ${span(stats.raw)} | ${fmt(ratio, 2)}× | ≥ ${t}× ${mark(ratio >= t)} | ${span(stats.limiter)} | ${fmt(slower * 100, 1)} % slower | ≤ 10 % ${mark(slower <= 0.1)} |`);
+    const ratio = ratios.ratio.med;
+    // pmapi/limiter throughput − 1: how much slower the limiter makes it, with each round's spread.
+    const pct = (x) => fmt((x - 1) * 100, 1);
+    const slower = ratios.limiter.med;
+    console.log(`| ${c.label} | ${connections} | ${span(stats.pmapi)} | ${span(stats.raw)} | ${times(ratios.ratio)} | ≥ ${t}× ${mark(ratio >= t)} | ${span(stats.limiter)} | ${pct(slower)} % slower (${pct(ratios.limiter.min)}–${pct(ratios.limiter.max)}) | ≤ 10 % ${mark(slower <= 1.1)} |`);
   } else {
-    const ratio = stats.A.med / stats.B.med;
-    console.log(`| ${c.label} | ${connections} | A ${span(stats.A)}, B ${span(stats.B)} | | time B/A ${fmt(ratio, 2)}× | ≤ ${t}× ${mark(ratio <= t)} | | | |`);
+    const ratio = ratios.ratio.med;
+    console.log(`| ${c.label} | ${connections} | A ${span(stats.A)}, B ${span(stats.B)} | | time B/A ${times(ratios.ratio)} | ≤ ${t}× ${mark(ratio <= t)} | | | |`);
   }
 }
 if (soak) {
