@@ -293,7 +293,6 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 /** What JSON.stringify escapes in a string: quotes, backslashes, control characters, lone surrogates (paired ones come here too, and are printed by JSON.stringify). */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
-const NULL_BYTES = new TextEncoder().encode('null');
 
 /**
  * A page as UTF-8 bytes in pieces of about PIECE_BYTES, never as strings
@@ -398,8 +397,30 @@ class ByteParts {
   }
 }
 
-/** One key a fast-path page appends to each row's database-built columns: a relation's ids, or an expanded relation. */
-type TailKey = { name: string; extra: number; hop?: number; one?: boolean; key?: Uint8Array };
+/**
+ * One key a fast-path page appends to each row's database-built columns: a
+ * relation's ids, or an expanded relation; with its constant bytes
+ * (`,"name":` and the like) encoded once per plan.
+ */
+type TailKey = {
+  name: string;
+  extra: number;
+  hop?: number;
+  one?: boolean;
+  /** `,"name":` */
+  key: Uint8Array;
+  /** `,"name":[` */
+  open: Uint8Array;
+  /** `,"name":[]` */
+  empty: Uint8Array;
+  /** `,"name":null` */
+  none: Uint8Array;
+};
+
+function tailKey(name: string, extra: number, more: { one?: boolean } = {}): TailKey {
+  const key = `,${JSON.stringify(name)}:`;
+  return { name, extra, ...more, key: Buffer.from(key), open: Buffer.from(`${key}[`), empty: Buffer.from(`${key}[]`), none: Buffer.from(`${key}null`) };
+}
 
 /** How a page is built on the fast path: the columns in the row's JSON, what is selected beside it, and how the rest is appended. */
 export interface JsonPagePlan {
@@ -408,6 +429,10 @@ export interface JsonPagePlan {
   /** Print the page's `data` array in pieces (`jsonArrayParts`; bytes where expanded: ByteParts), expanding, where asked, one query per hop. */
   print(ctx: ReadContext, rows: readonly JsonRow[]): Promise<BodyPart[]> | BodyPart[];
 }
+
+/** Expanded plans without a field selection, per registry, by resource and expand: the same every request (bounded: the orders of a resource's relations are many). */
+const expandedPlans = new WeakMap<object, Map<string, JsonPagePlan | undefined>>();
+const MOST_EXPANDED_PLANS = 256;
 
 /**
  * The read fast path for a page: undefined where it must be built from
@@ -423,13 +448,25 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
     const columns = jsonShape(res, expand, fields);
     return columns && { columns, extras: [], print: (_ctx, rows) => jsonRows(rows) };
   }
+  if (fields.size > 0) return expandedPlan(registry, res, expand, fields);
+  let plans = expandedPlans.get(registry);
+  if (!plans) expandedPlans.set(registry, (plans = new Map()));
+  let key = res.path;
+  for (const [name, child] of expand.children) key += child.children.size > 0 ? `,${name}(…)` : `,${name}`;
+  if (plans.has(key)) return plans.get(key);
+  const plan = expandedPlan(registry, res, expand, fields);
+  if (plans.size < MOST_EXPANDED_PLANS) plans.set(key, plan);
+  return plan;
+}
+
+function expandedPlan(registry: ReadContext['registry'], res: Resource, expand: ExpandNode, fields: Map<string, Set<string>>): JsonPagePlan | undefined {
   if (res.hooks?.present) return undefined;
   const columns: JsonColumn[] = [];
   const extras: JsonExtra[] = [];
   const tail: TailKey[] = [];
   for (const c of shownFields(res, fields.get(res.path)).map(jsonColumn(res))) {
     if (c.links === undefined) columns.push(c);
-    else tail.push({ name: c.name, extra: extras.push({ links: c.links }) - 1 });
+    else tail.push(tailKey(c.name, extras.push({ links: c.links }) - 1));
   }
   const hops: Array<{ name: string; target: Resource; shape: JsonColumn[]; extra: number; one: boolean }> = [];
   for (const [name, child] of expand.children) {
@@ -442,14 +479,13 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
     if (!shape) return undefined;
     let key = tail.find((k) => k.name === name && k.hop === undefined && !k.one);
     if (rel.kind === 'many') {
-      if (!key) tail.push((key = { name, extra: extras.push({ links: `${res.name}.${rel.relation}` }) - 1 }));
+      if (!key) tail.push((key = tailKey(name, extras.push({ links: `${res.name}.${rel.relation}` }) - 1)));
     } else {
       if (key) return undefined;
-      tail.push((key = { name, extra: extras.push({ column: res.columnOf[rel.field]! }) - 1, one: true }));
+      tail.push((key = tailKey(name, extras.push({ column: res.columnOf[rel.field]! }) - 1, { one: true })));
     }
     key.hop = hops.push({ name, target, shape, extra: key.extra, one: rel.kind === 'one' }) - 1;
   }
-  for (const k of tail) k.key = Buffer.from(`,${JSON.stringify(k.name)}:`);
   const expanded = new Set(hops.filter((h) => !h.one).map((h) => h.extra));
   return {
     columns,
@@ -461,18 +497,29 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
       const linked = extras.map((_, i) => (expanded.has(i) ? rows.map((r) => ids(r.extra![i])) : undefined));
       // Every hop's keys come from the page itself: charge the budget hop by hop (as the rows path does), then read the hops at once.
       const keysOf = hops.map((hop) => {
-        const keys = hop.one
-          ? [...new Set(rows.map((r) => r.extra![hop.extra]).filter((v): v is string => typeof v === 'string'))]
-          : [...new Set(linked[hop.extra]!.flat())];
-        chargeBudget(budget, hop.name, keys.length);
-        return keys;
+        const keys = new Set<string>();
+        if (hop.one) {
+          for (const r of rows) {
+            const v = r.extra![hop.extra];
+            if (typeof v === 'string') keys.add(v);
+          }
+        } else for (const list of linked[hop.extra]!) for (const id of list) keys.add(id);
+        chargeBudget(budget, hop.name, keys.size);
+        return [...keys];
       });
       const objects = await Promise.all(hops.map(async (hop, h) => {
         const got = (await ctx.repo.getManyJson(hop.target, ctx.teamId, keysOf[h]!, hop.shape, accessFields(hop.target)))!;
         const open = new Set((await ctx.access.filterRecords(hop.target, got.map((g) => g.rec))).map((r) => r.id));
-        // Each related object encoded once, copied for every row showing it.
+        // Each related object encoded once, copied for every row showing it (a `one` relation's with its key before it).
         // (A row remembered between requests keeps its bytes: sql/json-memo.ts.)
-        return new Map(got.filter((g) => open.has(g.rec.id)).map((g) => [g.rec.id, (g.bytes ??= Buffer.from(g.json))]));
+        const byId = new Map<string, Uint8Array>();
+        const key = hop.one ? tail.find((k) => k.hop === h)!.key : undefined;
+        for (const g of got) {
+          if (!open.has(g.rec.id)) continue;
+          const bytes = (g.bytes ??= Buffer.from(g.json));
+          byId.set(g.rec.id, key ? Buffer.concat([key, bytes]) : bytes);
+        }
+        return byId;
       }));
       const out = new ByteParts();
       out.byte(OPEN_BRACKET);
@@ -482,17 +529,22 @@ export function jsonPagePlan(registry: ReadContext['registry'], res: Resource, e
         if (r.write) r.write(out);
         else out.text(r.json!.slice(0, -1));
         for (const k of tail) {
-          out.bytes(k.key!);
           if (k.hop === undefined) {
             const v = r.extra![k.extra];
-            if (typeof v === 'string') out.text(v);
-            else writeIds(out, (v as unknown[] | null) ?? []);
+            if (typeof v === 'string') {
+              out.bytes(k.key);
+              out.text(v);
+            } else if (v === null || v === undefined || (v as unknown[]).length === 0) out.bytes(k.empty);
+            else {
+              out.bytes(k.key);
+              writeIds(out, v as unknown[]);
+            }
           } else if (k.one) {
             const v = r.extra![k.extra];
-            out.bytes((typeof v === 'string' && objects[k.hop]!.get(v)) || NULL_BYTES);
+            out.bytes((typeof v === 'string' && objects[k.hop]!.get(v)) || k.none);
           } else {
             const byId = objects[k.hop]!;
-            out.byte(OPEN_BRACKET);
+            out.bytes(k.open);
             let first = true;
             for (const id of linked[k.extra]![i]!) {
               const obj = byId.get(id);
