@@ -468,7 +468,7 @@ function expandedPlan(registry: ReadContext['registry'], res: Resource, expand: 
     if (c.links === undefined) columns.push(c);
     else tail.push(tailKey(c.name, extras.push({ links: c.links }) - 1));
   }
-  const hops: Array<{ name: string; target: Resource; shape: JsonColumn[]; extra: number; one: boolean }> = [];
+  const hops: Array<{ name: string; target: Resource; shape: JsonColumn[]; extra: number; one: boolean; key: Uint8Array }> = [];
   for (const [name, child] of expand.children) {
     const rel = res.expand[name]!;
     if (child.children.size > 0 || (rel.kind !== 'one' && rel.kind !== 'many') || columns.some((c) => c.name === name)) return undefined;
@@ -484,7 +484,7 @@ function expandedPlan(registry: ReadContext['registry'], res: Resource, expand: 
       if (key) return undefined;
       tail.push((key = tailKey(name, extras.push({ column: res.columnOf[rel.field]! }) - 1, { one: true })));
     }
-    key.hop = hops.push({ name, target, shape, extra: key.extra, one: rel.kind === 'one' }) - 1;
+    key.hop = hops.push({ name, target, shape, extra: key.extra, one: rel.kind === 'one', key: key.key }) - 1;
   }
   const expanded = new Set(hops.filter((h) => !h.one).map((h) => h.extra));
   return {
@@ -513,11 +513,10 @@ function expandedPlan(registry: ReadContext['registry'], res: Resource, expand: 
         // Each related object encoded once, copied for every row showing it (a `one` relation's with its key before it).
         // (A row remembered between requests keeps its bytes: sql/json-memo.ts.)
         const byId = new Map<string, Uint8Array>();
-        const key = hop.one ? tail.find((k) => k.hop === h)!.key : undefined;
         for (const g of got) {
           if (!open.has(g.rec.id)) continue;
           const bytes = (g.bytes ??= Buffer.from(g.json));
-          byId.set(g.rec.id, key ? Buffer.concat([key, bytes]) : bytes);
+          byId.set(g.rec.id, hop.one ? Buffer.concat([hop.key, bytes]) : bytes);
         }
         return byId;
       }));
