@@ -6,6 +6,7 @@ import { presentRecord } from './serialize';
 import { ProblemError } from '../errors/problem';
 import { iso } from '../clock/index';
 import { effectivePermissions } from '../auth/roles';
+import { compileMapper, type Mapper } from '../codegen/mapper';
 
 /**
  * Insert a row of any resource from a hook (a project's default status, …),
@@ -33,26 +34,19 @@ function rowOf(res: Resource, values: Record<string, unknown>, id: string, now: 
 }
 
 /**
- * A row of `res` with every column null, made by one object literal compiled
- * per resource: a row's columns added one by one (twenty for a task) left it
- * a slow dictionary object for everything that reads it after.
+ * A row of `res` with every column null, made by the resource's compiled
+ * mapper (one object literal): a row's columns added one by one (twenty for
+ * a task) left it a slow dictionary object for everything that reads it after.
  */
 function blankRow(res: Resource): Record<string, unknown> {
   let make = blankRows.get(res);
-  if (!make) {
-    const keys = res.columns.map((c) => c.key);
-    try {
-      // Every key enters the code as a JSON string literal (also a JavaScript one).
-      make = new Function(`return () => ({ ${keys.map((k) => `${JSON.stringify(k)}: null`).join(', ')} });`)() as () => Record<string, unknown>;
-    } catch {
-      make = () => Object.fromEntries(keys.map((k) => [k, null]));
-    }
-    blankRows.set(res, make);
-  }
-  return make();
+  if (!make) blankRows.set(res, (make = compileMapper(res.columns.map((c) => ({ out: c.key, from: c.key })))));
+  return make(NOTHING);
 }
 
-const blankRows = new WeakMap<Resource, () => Record<string, unknown>>();
+/** No values at all, not even inherited ones (a column named like an Object method reads null too). */
+const NOTHING: Record<string, unknown> = Object.freeze(Object.create(null));
+const blankRows = new WeakMap<Resource, Mapper>();
 
 /** A new row written through the API: a fresh id and the common stamps of the calling actor. */
 export async function newRecord(ctx: WriteContext, res: Resource, values: Record<string, unknown>): Promise<Rec> {
