@@ -55,18 +55,27 @@ export async function linkedIds(ctx: WriteContext, res: Resource, relation: stri
 }
 
 export async function checkRefs(ctx: WriteContext, res: Resource, values: Record<string, unknown>) {
+  const refs: Array<{ key: string; id: string; def: NonNullable<Resource['fields'][string]>; target: Resource }> = [];
   for (const [key, v] of Object.entries(values)) {
     const def = res.fields[key];
-    if (def?.ref && typeof v === 'string') {
-      const target = ctx.registry.get(def.ref);
-      // A reference into a project the caller cannot open is refused like a direct access.
-      // Key-share locked: a concurrent delete of the target waits, then sees (and cascades or clears) this reference
-      // (unless the write's own hooks lock the row before it commits: `lockedByWrite`).
-      const rec = await ctx.mustGet(target, v, key, def.lockedByWrite ? {} : { lock: 'share' });
-      // A row its routes never serve (`unlisted`) is missing to a reference too, unless the field declares `reachesUnlisted`.
-      if (unlisted(target, rec) && !def.reachesUnlisted) throw notFound(target.name, v, key);
-      await ctx.access.assertRecord(target, rec);
-    }
+    if (def?.ref && typeof v === 'string') refs.push({ key, id: v, def, target: ctx.registry.get(def.ref) });
+  }
+  if (refs.length === 0) return;
+  // The rows are read together (one round trip on Postgres: a task's project and status), each read's outcome kept
+  // as a value; then checked in field order, so the error answered is the one a check after check would give.
+  // Key-share locked: a concurrent delete of the target waits, then sees (and cascades or clears) this reference
+  // (unless the write's own hooks lock the row before it commits: `lockedByWrite`).
+  const read = (r: (typeof refs)[number]) =>
+    ctx.mustGet(r.target, r.id, r.key, r.def.lockedByWrite ? {} : { lock: 'share' }).then((rec) => ({ rec }), (failure: unknown) => ({ failure }));
+  const outcomes = refs.length === 1 ? [await read(refs[0]!)] : await ctx.repo.together(() => refs.map(read));
+  for (let i = 0; i < refs.length; i++) {
+    const { key, id, def, target } = refs[i]!;
+    const o = outcomes[i]!;
+    if ('failure' in o) throw o.failure;
+    // A row its routes never serve (`unlisted`) is missing to a reference too, unless the field declares `reachesUnlisted`.
+    if (unlisted(target, o.rec) && !def.reachesUnlisted) throw notFound(target.name, id, key);
+    // A reference into a project the caller cannot open is refused like a direct access.
+    await ctx.access.assertRecord(target, o.rec);
   }
 }
 
