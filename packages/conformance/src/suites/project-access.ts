@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { harness, type Harness, type StoreFactory } from '../kit';
 import { copyProjects } from './shared';
+import { expectOk as ok } from './resources/helpers';
 
 /** Project access: project_access_denied and accessible_project_ids_exceeded (spec "Errors"; rules in docs/not-shown.md). */
 export function projectAccessSuite(factory: StoreFactory): void {
@@ -92,6 +93,25 @@ export function projectAccessSuite(factory: StoreFactory): void {
       const t = await h.task(open.id, {}, h.a.regular.token);
       denied(await h.patch(`/tasks/${t.id}`, { projectId: limited.id }, { token: h.a.regular.token }), limited.id);
       expect((await h.get(`/tasks/${t.id}`)).body.projectId).toBe(open.id);
+    });
+
+    it('a body\'s references are checked in the body\'s order, each fully (found, then opened) before the next: the first failing one is the answer', async () => {
+      // The rows are read in one round trip on Postgres (services/references.ts); the answer must still be the
+      // one a check after check gives: a status of a closed project before a missing list is 403, after it 404.
+      const open = await h.project({ name: 'Open for references', accessType: 'workspace' });
+      const closedStatus = ok(await h.get(`/statuses?projectId=${limited.id}&limit=1`)).data[0];
+      const missing = 'nolist000000000000000000';
+      const token = h.a.regular.token;
+      const before = ok(await h.get(`/tasks?projectId=${open.id}&limit=200`)).data.length;
+      denied(await h.post('/tasks', { name: 'refs', projectId: open.id, statusId: closedStatus.id, listId: missing }, { token }), limited.id);
+      const listFirst = await h.post('/tasks', { name: 'refs', projectId: open.id, listId: missing, statusId: closedStatus.id }, { token });
+      expect(listFirst.status, JSON.stringify(listFirst.body)).toBe(404);
+      expect(listFirst.body).toMatchObject({ code: 'resource_not_found', field: 'listId' });
+      // The owner opens both projects: the status is found and opened, so the missing list is the answer either way.
+      const byOwner = await h.post('/tasks', { name: 'refs', projectId: open.id, statusId: closedStatus.id, listId: missing });
+      expect(byOwner.status).toBe(404);
+      expect(byOwner.body).toMatchObject({ code: 'resource_not_found', field: 'listId' });
+      expect(ok(await h.get(`/tasks?projectId=${open.id}&limit=200`)).data).toHaveLength(before);
     });
   });
 
