@@ -67,7 +67,7 @@ export async function checkRefs(ctx: WriteContext, res: Resource, values: Record
   // (unless the write's own hooks lock the row before it commits: `lockedByWrite`).
   const read = (r: (typeof refs)[number]) =>
     ctx.mustGet(r.target, r.id, r.key, r.def.lockedByWrite ? {} : { lock: 'share' }).then((rec) => ({ rec }), (failure: unknown) => ({ failure }));
-  const outcomes = refs.length === 1 ? [await read(refs[0]!)] : await ctx.repo.together(() => refs.map(read));
+  const outcomes = await ctx.repo.together(() => refs.map(read));
   for (let i = 0; i < refs.length; i++) {
     const { key, id, def, target } = refs[i]!;
     const o = outcomes[i]!;
