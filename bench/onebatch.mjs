@@ -1,11 +1,10 @@
 // node onebatch.mjs [--rounds N] [--connections C]: POST /tasks on Postgres, three servers interleaved (each round in
 // another order, a fresh server per run, the matrix's warm-up): the raw baseline (server-raw-pg.mjs), the experiment
-// that holds the project row's lock for one round trip (server-raw-pg-onebatch.mjs) and pmapi. Prints each one's
+// that holds the project row's lock for one round trip (the same server with BENCH_RAW_CREATE=onebatch) and pmapi. Prints each one's
 // req/s and its ratio to the baseline by round, then checks what the experiment stored: niceIds and orders distinct
-// in the project, and the last task.created event carrying the task's niceId and order.
-import { spawn } from 'node:child_process';
+// in the project, and every task.created event carrying its task's niceId and order.
 import pg from 'pg';
-const { caseList, openTarget, loadOnce, median, pinLoad, startServer, PINNED, WARMUP_SECONDS } = await import('./matrix.mjs');
+const { caseList, openTarget, loadOnce, median, pinLoad, startServer, WARMUP_SECONDS } = await import('./matrix.mjs');
 
 const args = process.argv.slice(2).filter((a) => a !== '--');
 const opt = (name, dflt) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : dflt);
@@ -17,13 +16,8 @@ pinLoad();
 const target = await openTarget({ pg: true, tasks: Number(process.env.BENCH_TASKS ?? 20_000) });
 const post = caseList(target.seed).find((x) => x.name === 'post').variants.raw;
 
-async function start(kind) {
-  if (kind !== 'onebatch') return startServer(kind, target.url, {});
-  const argv = [process.execPath, new URL('./server-raw-pg-onebatch.mjs', import.meta.url).pathname, target.url];
-  const child = PINNED ? spawn('taskset', ['-c', '0', ...argv], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }) : spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const { port } = await new Promise((resolve) => child.once('message', resolve));
-  return { url: `http://127.0.0.1:${port}`, stop: async () => { child.kill('SIGINT'); await new Promise((resolve) => child.once('exit', resolve)); } };
-}
+// The experiment is the baseline's server with its create in one round trip (server-raw-pg.mjs, BENCH_RAW_CREATE).
+const start = (kind) => (kind === 'onebatch' ? startServer('raw', target.url, { env: { BENCH_RAW_CREATE: 'onebatch' } }) : startServer(kind, target.url, {}));
 
 const KINDS = ['raw', 'onebatch', 'pmapi'];
 const got = Object.fromEntries(KINDS.map((k) => [k, []]));
@@ -50,8 +44,10 @@ const db = new pg.Client({ connectionString: target.url });
 await db.connect();
 const counts = (await db.query('select count(*)::int as n, count(distinct "order")::int as orders, count(distinct nice_id)::int as nice from tasks where project_id = $1', [target.seed.projectId])).rows[0];
 console.log(`the project's tasks: ${counts.n}, distinct orders ${counts.orders}, distinct niceIds ${counts.nice}`);
-const last = (await db.query(`select o.body #>> '{payload,task,niceId}' as nice, o.body #>> '{payload,task,order}' as ord, t.nice_id, t."order"::text as "order"
-  from outbox o join tasks t on t.id = o.aggregate_id where o.type = 'task.created' order by o.created_at desc limit 1`)).rows[0];
-console.log(`the last task.created event: niceId ${last.nice} order ${last.ord}; the task: niceId ${last.nice_id} order ${last.order}`);
+// Every task.created event (the experiment's among them) against its task: niceId and order as stored.
+const off = (await db.query(`select count(*)::int as n, count(*) filter (where o.body #>> '{payload,task,niceId}' is distinct from t.nice_id
+  or (o.body #>> '{payload,task,order}')::float8 is distinct from t."order")::int as wrong
+  from outbox o join tasks t on t.id = o.aggregate_id where o.type = 'task.created'`)).rows[0];
+console.log(`task.created events: ${off.n}, with a niceId or order other than their task's: ${off.wrong}`);
 await db.end();
 await target.close();

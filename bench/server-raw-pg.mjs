@@ -8,6 +8,7 @@ import { createHash, randomUUID, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { LINK_KINDS, cursorAfter, taskOf, tasksOf } from './raw-task.mjs';
 
+const ONE_BATCH = process.env.BENCH_RAW_CREATE === 'onebatch';
 const pool = new pg.Pool({ connectionString: process.argv[2], max: 10 });
 pool.on('error', () => {});
 
@@ -56,6 +57,39 @@ const create = (team, member, body) => tx(async (c) => {
   return task;
 });
 
+// BENCH_RAW_CREATE=onebatch (bench/onebatch.mjs): an experiment instead of the baseline's create, measuring what a
+// create could reach with the project row's lock held for one round trip only. Every create in a project bumps its
+// counter, so creates queue on that row (bench/waits.mjs); the baseline holds it over four round trips, pmapi over one
+// and the gap before its last write. Here the bump, the insert (niceId and MAX(order) + 1 read by the database in the
+// insert's subselects, after the bump holds the lock, so it sees every earlier create), the outbox row (the event's
+// niceId and order set into its jsonb body by the database) and the commit go as one simple query: one round trip,
+// literals escaped (no prepared statements: Postgres parses each, which a pipeline of prepared ones would not).
+const L = (v) => (v === null ? 'null' : pg.Client.prototype.escapeLiteral(String(v)));
+const NULLS = ['created_by_actor_id', 'updated_by_actor_id', 'created_by_actor_type', 'updated_by_actor_type', 'description', 'archived_at', 'archived_by_id',
+  'completed_at', 'completed_by_id', 'list_id', 'parent_task_id', 'dependency_id', 'recurring_rule_id', 'start_at', 'due_at', 'remind_at', 'story_points',
+  'estimate', 'order_list', 'banner', 'embed_url', 'order', 'nice_id'];
+
+const createInOneBatch = async (team, member, body) => {
+  const id = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x');
+  const now = new Date();
+  // The task as it will be stored, but for niceId and order, which the database sets into the event.
+  const row = { id, team_id: team, name: body.name, project_id: body.projectId, archived: false, completed: false, status_id: body.statusId, created_at: now, updated_at: now, created_by_id: member, custom_fields: [] };
+  for (const k of NULLS) row[k] = null;
+  const event = JSON.stringify({ type: 'task.created', payload: { task: taskOf(row) } });
+  const [t, p, at] = [L(team), L(body.projectId), L(now.toISOString())];
+  const results = await pool.query(`begin;
+update projects set task_counter = task_counter + 1 where id = ${p};
+insert into tasks (id, team_id, name, project_id, archived, completed, status_id, "order", nice_id, created_at, updated_at, created_by_id, custom_fields)
+  values (${L(id)}, ${t}, ${L(body.name)}, ${p}, false, false, ${L(body.statusId)}, coalesce((select max("order") from tasks where team_id = ${t} and project_id = ${p}), 0) + 1,
+  (select task_counter::text from projects where id = ${p}), ${at}, ${at}, ${L(member)}, '[]');
+insert into outbox (id, team_id, type, aggregate_type, aggregate_id, project_id, body, created_at)
+  select ${L(randomUUID())}, ${t}, 'task.created', 'task', k.id, k.project_id,
+  jsonb_set(jsonb_set(${L(event)}::jsonb, '{payload,task,niceId}', to_jsonb(k.nice_id)), '{payload,task,order}', to_jsonb(k."order")), ${at} from tasks k where k.id = ${L(id)};
+select * from tasks where id = ${L(id)};
+commit`);
+  return taskOf(results[4].rows[0]);
+};
+
 const links = async (c, id) => (await c.query({ name: 'links', text: 'select kind, related_id from links where kind = any($1) and parent_id = $2 order by kind, created_at, related_id', values: [LINK_KINDS, id] })).rows;
 
 const patch = (team, id, body) => tx(async (c) => {
@@ -103,7 +137,7 @@ async function handle(req, res) {
     const current = await one(who.team_id, id);
     return send(res, 409, { code: 'stale_write', currentUpdatedAt: current?.updated_at.toISOString() });
   }
-  send(res, 201, await create(who.team_id, who.member_id, body));
+  send(res, 201, await (ONE_BATCH ? createInOneBatch : create)(who.team_id, who.member_id, body));
 }
 server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
 process.on('SIGINT', () => process.exit(0));
