@@ -1,9 +1,9 @@
 import { sql, type CompiledQuery, type Compilable, type QueryResult, type Kysely, type ExpressionBuilder, type Expression, type SqlBool, type SelectQueryBuilder, type RawBuilder } from 'kysely';
 import { compileCached, execute, executeTogether, holdOrRun, holdStatement } from './statement-cache';
-import type { ColumnInfo, Rec, StoredResource as Resource } from './shape';
+import type { ColumnInfo, Rec, StorageKind, StoredResource as Resource } from './shape';
 import { limitInlined, limitOf, type DialectSupport, type JsonColumn } from './dialect';
 import type { Condition, ListPlan } from './plan';
-import { compileMapper, type MapperMode } from '../codegen/mapper';
+import { compileMapper, mapperMode, type MapperMode } from '../codegen/mapper';
 import { iso } from '../clock/index';
 import type { JsonRowMemo, JsonRowRead } from './json-memo';
 
@@ -73,26 +73,17 @@ function linkAlias(res: Resource, kind: string): string {
   return spec.alias;
 }
 
-/** A row printer; `links`: the row's relation ids by kind, when the caller has split them already. */
-/** `open`: without the object's closing brace (a page printer appends keys to it). */
+/**
+ * A row printer; `links`: the row's relation ids by kind, when the caller has
+ * split them already; `open`: without the object's closing brace (a page
+ * printer appends keys to it).
+ */
 type RowPrint = (row: Record<string, unknown>, links?: Record<string, string[]>, open?: boolean) => string;
 
 /**
- * Print a driver's row (with its `links` columns) as the response JSON of
- * these keys: each value decoded and printed as JSON.stringify prints it in
- * the rows path (instants as ISO 8601), with no object built on the way.
- * Compiled once per shape into one expression (no call per field, no array);
- * where code cannot be generated, the same printing field by field.
- */
-function rowPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSupport): RowPrint {
-  const together = !!d.allLinkIds && fields.some((f) => f.links !== undefined);
-  return compiledRowPrinter(res, fields, d, together) ?? fieldPrinter(res, fields, d, together);
-}
-
-/**
- * Where a page's rows are written as UTF-8 bytes (services/serialize.ts
- * ByteParts): `text` writes text as it is, `str` a value as JSON.stringify
- * prints it, `byte` one byte.
+ * Where a row is written: `text` writes text as it is, `str` a value as
+ * JSON.stringify prints it, `byte` one byte (ASCII). A page's rows go into
+ * UTF-8 bytes (services/serialize.ts ByteParts), a single row into text.
  */
 export interface ByteSink {
   text(text: string): void;
@@ -100,40 +91,127 @@ export interface ByteSink {
   byte(c: number): void;
 }
 
-/** A row written into a byte sink as {@link RowPrint} prints it with `open` (no closing brace). */
+/** A row written into a sink as {@link RowPrint} prints it with `open` (no closing brace). */
 type RowWrite = (out: ByteSink, row: Record<string, unknown>, links?: Record<string, string[]>) => void;
 
 /**
- * {@link rowPrinter} writing into bytes: the same text, with no string made
- * on the way (a printed row is a rope of a hundred pieces, flattened again
- * to be encoded: on Postgres, printing and encoding 200 tasks took half the
- * page's CPU, a fifth in collecting the pieces). Falls back to printing
- * where code cannot be generated.
+ * One key of a printed row: its text up to the value (`{"id":`, `,"name":`)
+ * and where the value comes from: a column decoded as its kind; a column of
+ * a relation's ids (JSON text, or an array); or one relation's ids split
+ * from the column holding all of the row's (`DialectSupport.allLinkIds`).
  */
-function rowWriter(res: Resource, fields: readonly JsonColumn[], d: DialectSupport, print: RowPrint): RowWrite {
+type PrintedField =
+  | { key: string; column: string; kind: StorageKind }
+  | { key: string; idsColumn: string }
+  | { key: string; idsOf: string };
+
+/**
+ * How a driver's row (with its `links` columns) is printed as the response
+ * JSON of these keys: each value decoded and printed as JSON.stringify prints
+ * it in the rows path (instants as ISO 8601), with no object built on the way.
+ * Generated once per shape as straight-line code (no call per field), or,
+ * where the runtime refuses generated code (codegen/mapper.ts `mapperMode`),
+ * the same steps as closures. Printing a row is writing it into text.
+ */
+export function compileRowJson(res: Resource, fields: readonly JsonColumn[], d: DialectSupport, mode: MapperMode = mapperMode()): { print: RowPrint; write: RowWrite } {
   const together = !!d.allLinkIds && fields.some((f) => f.links !== undefined);
+  const plan = fields.map((f, i): PrintedField => {
+    const key = `${i === 0 ? '{' : ','}${JSON.stringify(f.name)}:`;
+    if (f.links === undefined) return { key, column: f.column, kind: f.kind };
+    const alias = linkAlias(res, f.links); // throws for a relation the resource does not have
+    return together ? { key, idsOf: f.links } : { key, idsColumn: alias };
+  });
+  const steps = mode === 'generated' ? generatedSteps(plan, d) : closureSteps(plan, d);
+  const write: RowWrite = together
+    ? (out, row, given) => steps(out, row, given ?? linksByKind(res, row, true))
+    : (out, row) => steps(out, row, undefined);
+  const print: RowPrint = (row, links, open) => {
+    const text = new TextSink();
+    write(text, row, links);
+    if (!open) text.byte(0x7d);
+    return text.done();
+  };
+  return { print, write };
+}
+
+type Steps = (out: ByteSink, row: Record<string, unknown>, links: Record<string, string[]> | undefined) => void;
+
+const QUOTE = 0x22;
+
+/** {@link compileRowJson}'s steps as one generated function. */
+function generatedSteps(plan: readonly PrintedField[], d: DialectSupport): Steps {
+  // Every name and key enters the code as a JSON string literal (also a JavaScript one).
   const lit = (v: string) => JSON.stringify(v);
-  const lines = fields.map((f, i) => {
-    const key = `o.text(${lit(`${i === 0 ? '{' : ','}${JSON.stringify(f.name)}:`)});`;
-    if (f.links !== undefined) {
-      const alias = linkAlias(res, f.links); // throws for a relation the resource does not have
-      if (together) return `${key} x = links[${lit(f.links)}]; if (x.length === 0) o.text('[]'); else ids(o, x);`;
-      return `${key} x = row[${lit(alias)}]; if (typeof x === 'string') o.text(x); else ids(o, x ?? []);`;
-    }
+  const lines = plan.map((f) => {
+    const key = `o.text(${lit(f.key)});`;
+    if ('idsOf' in f) return `${key} ids(o, links[${lit(f.idsOf)}]);`;
+    if ('idsColumn' in f) return `${key} x = row[${lit(f.idsColumn)}]; if (typeof x === 'string') o.text(x); else ids(o, x ?? []);`;
     const col = lit(f.column);
     if (f.kind === 'text') return `${key} if ((x = row[${col}]) == null) o.text('null'); else o.str(x);`;
     if (f.kind === 'timestamp') {
-      const text = d.isoInstants ? `if (typeof x === 'string') { o.byte(34); o.text(x); o.byte(34); } else ` : '';
-      return `${key} if ((x = row[${col}]) == null) o.text('null'); else ${text}{ o.byte(34); o.text(iso(d.decode('timestamp', x))); o.byte(34); }`;
+      const text = d.isoInstants ? `typeof x === 'string' ? x : ` : '';
+      return `${key} if ((x = row[${col}]) == null) o.text('null'); else { o.byte(${QUOTE}); o.text(${text}iso(d.decode('timestamp', x))); o.byte(${QUOTE}); }`;
     }
     return `${key} if ((x = row[${col}]) == null) o.text('null'); else o.text(S(d.decode(${lit(f.kind)}, x)) ?? 'null');`;
   });
-  const links = together ? 'given ?? linksByKind(res, row, true)' : 'undefined';
-  try {
-    const make = new Function('S', 'iso', 'd', 'linksByKind', 'res', 'ids', `return (o, row, given) => { let x; const links = ${links}; ${lines.join(' ')} };`);
-    return make(JSON.stringify, iso, d, linksByKind, res, writeIds) as RowWrite;
-  } catch {
-    return (out, row, given) => out.text(print(row, given, true));
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  const make = new Function('S', 'iso', 'd', 'ids', `return (o, row, links) => { let x; ${lines.join(' ')} };`);
+  return make(JSON.stringify, iso, d, writeIds) as Steps;
+}
+
+/** {@link generatedSteps} as closures, one a field. */
+function closureSteps(plan: readonly PrintedField[], d: DialectSupport): Steps {
+  const asText = !!d.isoInstants;
+  const parts = plan.map((f): Steps => {
+    const { key } = f;
+    if ('idsOf' in f) {
+      const kind = f.idsOf;
+      return (o, _row, links) => {
+        o.text(key);
+        writeIds(o, links![kind]!);
+      };
+    }
+    if ('idsColumn' in f) {
+      const column = f.idsColumn;
+      return (o, row) => {
+        o.text(key);
+        const v = row[column];
+        if (typeof v === 'string') o.text(v);
+        else writeIds(o, (v ?? []) as unknown[]);
+      };
+    }
+    const { column, kind } = f;
+    return (o, row) => {
+      o.text(key);
+      const v = row[column];
+      if (v == null) o.text('null');
+      else if (kind === 'text') o.str(v);
+      else if (kind === 'timestamp') {
+        o.byte(QUOTE);
+        o.text(asText && typeof v === 'string' ? v : iso(d.decode(kind, v) as number));
+        o.byte(QUOTE);
+      } else o.text(JSON.stringify(d.decode(kind, v)) ?? 'null');
+    };
+  });
+  return (o, row, links) => {
+    for (const part of parts) part(o, row, links);
+  };
+}
+
+/** A sink collecting text, joined once: a flat string, where += would leave a rope the socket write must flatten. */
+class TextSink implements ByteSink {
+  private readonly parts: string[] = [];
+  text(text: string): void {
+    this.parts.push(text);
+  }
+  str(value: unknown): void {
+    this.parts.push(JSON.stringify(value) ?? 'null');
+  }
+  byte(c: number): void {
+    this.parts.push(String.fromCharCode(c));
+  }
+  done(): string {
+    return this.parts.join('');
   }
 }
 
@@ -145,77 +223,6 @@ export function writeIds(out: ByteSink, ids: readonly unknown[]): void {
     out.str(ids[i] ?? null);
   }
   out.byte(0x5d);
-}
-
-/** {@link rowPrinter} as one generated expression; undefined where code cannot be generated. */
-function compiledRowPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSupport, together: boolean): RowPrint | undefined {
-  // Every name and key enters the code as a JSON string literal (also a JavaScript one).
-  const lit = (v: string) => JSON.stringify(v);
-  const terms = fields.map((f, i) => {
-    const key = lit(`${i === 0 ? '{' : ','}${JSON.stringify(f.name)}:`);
-    if (f.links !== undefined) {
-      const alias = linkAlias(res, f.links); // throws for a relation the resource does not have
-      if (together) return `${key} + ((x = links[${lit(f.links)}]).length === 0 ? '[]' : S(x))`;
-      return `${key} + (typeof (x = row[${lit(alias)}]) === 'string' ? x : S(x ?? []))`;
-    }
-    const col = lit(f.column);
-    if (f.kind === 'text') return `${key} + ((x = row[${col}]) == null ? 'null' : S(x))`;
-    if (f.kind === 'timestamp') {
-      const text = d.isoInstants ? `typeof x === 'string' ? '"' + x + '"' : ` : '';
-      return `${key} + ((x = row[${col}]) == null ? 'null' : ${text}'"' + iso(d.decode('timestamp', x)) + '"')`;
-    }
-    return `${key} + ((x = row[${col}]) == null ? 'null' : (S(d.decode(${lit(f.kind)}, x)) ?? 'null'))`;
-  });
-  const links = together ? 'given ?? linksByKind(res, row, true)' : 'undefined';
-  try {
-    const make = new Function('S', 'iso', 'd', 'linksByKind', 'res', `return (row, given, open) => { let x; const links = ${links}; const text = ${terms.join(' + ')}; return open ? text : text + '}'; };`);
-    return make(JSON.stringify, iso, d, linksByKind, res) as RowPrint;
-  } catch {
-    return undefined;
-  }
-}
-
-/** {@link rowPrinter} field by field. */
-function fieldPrinter(res: Resource, fields: readonly JsonColumn[], d: DialectSupport, together: boolean): RowPrint {
-  type Part = (row: Record<string, unknown>, links: Record<string, string[]> | undefined) => string;
-  const parts = fields.map((f, i): Part => {
-    const key = `${i === 0 ? '{' : ','}${JSON.stringify(f.name)}:`;
-    if (f.links !== undefined) {
-      if (together) {
-        const kind = f.links;
-        linkAlias(res, kind); // throws for a relation the resource does not have, as below
-        return (_row, links) => {
-          const ids = links![kind]!;
-          return key + (ids.length === 0 ? '[]' : JSON.stringify(ids));
-        };
-      }
-      const alias = linkAlias(res, f.links);
-      return (row) => {
-        const v = row[alias];
-        return key + (typeof v === 'string' ? v : JSON.stringify(v ?? []));
-      };
-    }
-    const { column, kind } = f;
-    if (kind === 'text') return (row) => key + (row[column] == null ? 'null' : JSON.stringify(row[column]));
-    if (kind === 'timestamp') {
-      // Text the driver already made ISO 8601 (isoInstants) is copied; anything else is decoded and printed.
-      const asText = !!d.isoInstants;
-      return (row) => {
-        const v = row[column];
-        return key + (v == null ? 'null' : asText && typeof v === 'string' ? `"${v}"` : `"${iso(d.decode(kind, v) as number)}"`);
-      };
-    }
-    return (row) => key + (row[column] == null ? 'null' : JSON.stringify(d.decode(kind, row[column])) ?? 'null');
-  });
-  // Joined, not concatenated: a flat string, where += would leave a rope the socket write must flatten.
-  const n = parts.length;
-  return (row, given, open) => {
-    const links = together ? (given ?? linksByKind(res, row, true)) : undefined;
-    const out = new Array<string>(n + 1);
-    for (let i = 0; i < n; i++) out[i] = parts[i]!(row, links);
-    out[n] = open ? '' : '}';
-    return out.join('');
-  };
 }
 
 /** A list row as JSON text, with what paging needs beside it. */
@@ -694,10 +701,7 @@ export class Repo {
       const expr = d.jsonObject ? d.jsonObject(fields, res.table) : undefined;
       if (expr) maker = { key, expr };
       else if (d.jsonObject) maker = null;
-      else {
-        const print = rowPrinter(res, fields, d);
-        maker = { key, print, write: rowWriter(res, fields, d, print) };
-      }
+      else maker = { key, ...compileRowJson(res, fields, d) };
       if (byShape.size < 200) byShape.set(cacheKey, maker);
     }
     return maker ?? undefined;
