@@ -1,6 +1,6 @@
 // node inproc.mjs [--pg] CASE…: in-process CPU cost per request of api.handle (no HTTP), with the
 // statements each request runs. CPU time (process.cpuUsage), so it stays meaningful on a busy machine.
-// Cases: get, list50, list200, expand, post, patch; add "+limiter" for the database rate limiter (e.g. get+limiter), "+mem"
+// Cases: get, list50, list200, expand, deep (the 50-task page reached by cursor min(50,000, TASKS − 200) rows deep), post, patch; add "+limiter" for the database rate limiter (e.g. get+limiter), "+mem"
 // for the in-memory one.
 // CONC=k hands k requests at once, as http-node hands a turn's requests on (default 1: one after another).
 // NOREADS=1 leaves the store's `reads` out: every statement outside a transaction on a connection of its own.
@@ -31,11 +31,20 @@ for (const c of cases) {
   const auth = { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' };
   let i = 0;
   const stamps = new Map();
+  let deepCursor;
+  if (name === 'deep') {
+    // The cursor the API itself hands out that many rows deep (as matrix.mjs makes it).
+    for (let seen = 0; seen < Math.min(50_000, s.taskIds.length - 200); seen += 200) {
+      const r = await api.handle({ method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=200${deepCursor ? `&cursor=${encodeURIComponent(deepCursor)}` : ''}`, headers: auth });
+      deepCursor = JSON.parse(r.body).nextCursor;
+    }
+  }
   const req = () => {
     i++;
     if (name === 'get') return { method: 'GET', url: `/api/v3/tasks/${s.taskIds[i % 1000]}`, headers: auth };
     if (name === 'list50') return { method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=50`, headers: auth };
     if (name === 'list200') return { method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=200`, headers: auth };
+    if (name === 'deep') return { method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=50&cursor=${encodeURIComponent(deepCursor)}`, headers: auth };
     if (name === 'expand') return { method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=50&expand=assignees,status,project`, headers: auth };
     if (name === 'post') return { method: 'POST', url: '/api/v3/tasks', headers: auth, body: JSON.stringify({ name: 'bench task', projectId: s.projectId, statusId: s.statusId }) };
     if (name === 'patch') { const id = s.taskIds[2000 + (i % 100)]; return { method: 'PATCH', url: `/api/v3/tasks/${id}`, headers: auth, body: JSON.stringify({ name: `r${i}`, ...(stamps.has(id) ? { expectedUpdatedAt: stamps.get(id) } : {}) }), id }; }
