@@ -8,7 +8,7 @@ import { createPmapi, createRateLimiter, V3_RATE_LIMITS } from '@pmapi/core';
 import { openSqliteStore } from '@pmapi/adapter-sqlite';
 import { openPostgresStore } from '@pmapi/adapter-postgres';
 import { scratchDatabase } from './scratch.mjs';
-import { seed } from './seed.mjs';
+import { seed, deepCursor } from './seed.mjs';
 import { Session } from 'node:inspector/promises';
 import { writeFileSync, mkdirSync } from 'node:fs';
 
@@ -31,20 +31,14 @@ for (const c of cases) {
   const auth = { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' };
   let i = 0;
   const stamps = new Map();
-  let deepCursor;
-  if (name === 'deep') {
-    // The cursor the API itself hands out that many rows deep (as matrix.mjs makes it).
-    for (let seen = 0; seen < Math.min(50_000, s.taskIds.length - 200); seen += 200) {
-      const r = await api.handle({ method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=200${deepCursor ? `&cursor=${encodeURIComponent(deepCursor)}` : ''}`, headers: auth });
-      deepCursor = JSON.parse(r.body).nextCursor;
-    }
-  }
+  // The cursor the API itself hands out that many rows deep (as matrix.mjs makes it).
+  const deep = name === 'deep' ? (await deepCursor(s, async (path) => JSON.parse((await api.handle({ method: 'GET', url: path, headers: auth })).body))).cursor : undefined;
   const req = () => {
     i++;
     if (name === 'get') return { method: 'GET', url: `/api/v3/tasks/${s.taskIds[i % 1000]}`, headers: auth };
     if (name === 'list50') return { method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=50`, headers: auth };
     if (name === 'list200') return { method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=200`, headers: auth };
-    if (name === 'deep') return { method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=50&cursor=${encodeURIComponent(deepCursor)}`, headers: auth };
+    if (name === 'deep') return { method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=50&cursor=${encodeURIComponent(deep)}`, headers: auth };
     if (name === 'expand') return { method: 'GET', url: `/api/v3/tasks?projectId=${s.projectId}&limit=50&expand=assignees,status,project`, headers: auth };
     if (name === 'post') return { method: 'POST', url: '/api/v3/tasks', headers: auth, body: JSON.stringify({ name: 'bench task', projectId: s.projectId, statusId: s.statusId }) };
     if (name === 'patch') { const id = s.taskIds[2000 + (i % 100)]; return { method: 'PATCH', url: `/api/v3/tasks/${id}`, headers: auth, body: JSON.stringify({ name: `r${i}`, ...(stamps.has(id) ? { expectedUpdatedAt: stamps.get(id) } : {}) }), id }; }

@@ -5,7 +5,7 @@ import { copyFileSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { scratchDatabase } from './scratch.mjs';
 import Database from 'better-sqlite3';
-import { seed } from './seed.mjs';
+import { seed, deepCursor } from './seed.mjs';
 
 const here = (f) => new URL(f, import.meta.url).pathname;
 
@@ -34,13 +34,8 @@ export async function openTarget({ pg: usePg, tasks }) {
   console.log(`seeding ${tasks} tasks on ${usePg ? 'Postgres' : 'SQLite'}…`);
   const s = await seed(url, tasks);
   // A cursor 50,000 rows deep (or as deep as the data goes), made by the API itself on the seed.
-  const depth = Math.min(50_000, tasks - 200);
   const server = await startServer('pmapi', url, {});
-  let cursor = null;
-  for (let seen = 0; seen < depth; seen += 200) {
-    const r = await fetch(`${server.url}/api/v3/tasks?projectId=${s.projectId}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: { authorization: `Bearer ${s.token}` } });
-    cursor = (await r.json()).nextCursor;
-  }
+  const { cursor, depth } = await deepCursor(s, async (path) => (await fetch(server.url + path, { headers: { authorization: `Bearer ${s.token}` } })).json());
   await server.stop();
   if (!usePg) {
     // The cursor key the API just made lives in the WAL: fold it into the file every run copies.

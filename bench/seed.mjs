@@ -46,3 +46,16 @@ export async function seed(target, n) {
   await api.close();
   return { token, projectId: project.id, statusId: first.statusId, teamId: ws.id, taskIds, members };
 }
+
+/**
+ * The cursor the API itself hands out `depth` rows into the seeded project (min(50,000, tasks − 200): as deep as
+ * the data goes), paging 200 at a time with `get(path)`, which answers a path's JSON (over HTTP or in process).
+ */
+export async function deepCursor(s, get) {
+  const depth = Math.min(50_000, s.taskIds.length - 200);
+  let cursor = null;
+  for (let seen = 0; seen < depth; seen += 200) {
+    cursor = (await get(`/api/v3/tasks?projectId=${s.projectId}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).nextCursor;
+  }
+  return { cursor, depth };
+}
